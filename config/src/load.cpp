@@ -1,0 +1,232 @@
+// The configuration schema: which keys exist, their ranges, and how a camera's
+// settings override the global `defaults` (maps merge, scalars and lists replace).
+#include "edgetap/config/load.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "source_uri.hpp"
+#include "yaml_reader.hpp"
+
+namespace edgetap::config {
+namespace {
+
+using detail::YamlReader;
+
+const std::vector<std::string> kSettingKeys = {"model_size", "tracker", "queries", "klt",
+                                               "budget_ms",  "capture", "publish"};
+
+void read_points(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<ExplicitPoint>& out) {
+  if (!list.IsSequence()) {
+    r.problem(list, path, "expected a list of points {id, x, y}");
+    return;
+  }
+  std::vector<ExplicitPoint> points;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (!r.expect_map(item, at, {"id", "x", "y"})) continue;
+    ExplicitPoint point;
+    point.id = "q" + std::to_string(i);
+    r.read_string(item, at, "id", point.id);
+    if (!item["x"] || !item["y"]) r.problem(item, at, "a point needs both x and y (source-image pixels)");
+    r.read_double(item, at, "x", 0.0, 100000.0, point.x);
+    r.read_double(item, at, "y", 0.0, 100000.0, point.y);
+    points.push_back(point);
+  }
+  out = std::move(points);  // lists replace the default's list
+}
+
+void read_queries(YamlReader& r, const YAML::Node& node, const std::string& path, QuerySettings& q) {
+  if (!r.expect_map(node, path, {"policy", "grid", "features", "points", "reseed"})) return;
+  int policy = static_cast<int>(q.policy);
+  r.read_choice(node, path, "policy", {"grid", "features", "points"}, policy);
+  q.policy = static_cast<QueryPolicy>(policy);
+  r.read_int_pair(node, path, "grid", 1, 128, q.grid_cols, q.grid_rows);
+  if (const YAML::Node features = node["features"]) {
+    const std::string at = YamlReader::join(path, "features");
+    if (r.expect_map(features, at, {"count", "min_distance"})) {
+      r.read_int(features, at, "count", 1, 16384, q.feature_count);
+      r.read_double(features, at, "min_distance", 1.0, 256.0, q.feature_min_distance);
+    }
+  }
+  if (const YAML::Node points = node["points"]) read_points(r, points, YamlReader::join(path, "points"), q.points);
+  r.read_bool(node, path, "reseed", q.reseed);
+}
+
+void read_klt(YamlReader& r, const YAML::Node& node, const std::string& path, KltSettings& k) {
+  if (!r.expect_map(node, path, {"window", "levels", "fb_threshold"})) return;
+  r.read_int(node, path, "window", 5, 63, k.window);
+  if (k.window % 2 == 0) r.problem(node["window"], YamlReader::join(path, "window"), "must be odd (5, 7, ..., 63)");
+  r.read_int(node, path, "levels", 0, 6, k.levels);
+  r.read_double(node, path, "fb_threshold", 0.01, 100.0, k.fb_threshold);
+}
+
+void read_capture(YamlReader& r, const YAML::Node& node, const std::string& path, CaptureSettings& c) {
+  if (!r.expect_map(node, path, {"pace", "at_eof", "queue"})) return;
+  int pace = static_cast<int>(c.pace);
+  r.read_choice(node, path, "pace", {"realtime", "fast"}, pace);
+  c.pace = static_cast<Pace>(pace);
+  int at_eof = static_cast<int>(c.at_eof);
+  r.read_choice(node, path, "at_eof", {"loop", "stop"}, at_eof);
+  c.at_eof = static_cast<AtEof>(at_eof);
+  r.read_int(node, path, "queue", 1, 64, c.queue);
+}
+
+// Applies the setting keys present in `node` onto `cam`; absent keys keep their value.
+void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& path, CameraConfig& cam) {
+  r.read_int_pair(node, path, "model_size", 32, 2048, cam.model_width, cam.model_height);
+  int tracker = 0;
+  r.read_choice(node, path, "tracker", {"klt"}, tracker);
+  if (const YAML::Node q = node["queries"]) read_queries(r, q, YamlReader::join(path, "queries"), cam.queries);
+  if (const YAML::Node k = node["klt"]) read_klt(r, k, YamlReader::join(path, "klt"), cam.klt);
+  r.read_double(node, path, "budget_ms", 1.0, 60000.0, cam.budget_ms);
+  if (const YAML::Node c = node["capture"]) read_capture(r, c, YamlReader::join(path, "capture"), cam.capture);
+  if (const YAML::Node p = node["publish"]) {
+    const std::string at = YamlReader::join(path, "publish");
+    if (r.expect_map(p, at, {"socket"})) r.read_bool(p, at, "socket", cam.publish.socket);
+  }
+}
+
+void read_camera(YamlReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
+                 CameraConfig& cam) {
+  std::vector<std::string> keys = kSettingKeys;
+  keys.insert(keys.end(), {"name", "source"});
+  if (!r.expect_map(node, path, keys)) return;
+  if (!node["name"]) r.problem(node, path, "a camera needs a 'name'");
+  r.read_string(node, path, "name", cam.name);
+  static const std::regex kName("[A-Za-z0-9_-]{1,64}");
+  if (!cam.name.empty() && !std::regex_match(cam.name, kName)) {
+    r.problem(node["name"], YamlReader::join(path, "name"),
+              "must be 1-64 characters of letters, digits, '_' or '-', got '" + cam.name + "'");
+  }
+  const std::string where = cam.name.empty() ? path : path + " (camera '" + cam.name + "')";
+  if (!node["source"]) {
+    r.problem(node, where, "missing 'source' (file://PATH, rtsp://URL, v4l2:///dev/videoN or test:PATTERN)");
+  } else {
+    std::string uri;
+    r.read_string(node, path, "source", uri);
+    std::string error;
+    if (!uri.empty()) {
+      if (auto source = detail::parse_source(uri, base_dir, error)) {
+        cam.source = *source;
+      } else {
+        r.problem(node["source"], YamlReader::join(where, "source"), error);
+      }
+    }
+  }
+  apply_settings(r, node, where, cam);
+  if (cam.queries.policy == QueryPolicy::points && cam.queries.points.empty()) {
+    r.problem(node, YamlReader::join(where, "queries.points"), "policy 'points' needs at least one point");
+  }
+}
+
+Config parse(const YAML::Node& root, YamlReader& r, const std::string& name, const std::string& base_dir) {
+  Config config;
+  config.path = name;
+  if (!root || root.IsNull()) {
+    r.problem_at(1, 1, "", "the file is empty: it needs at least a 'cameras' list");
+    return config;
+  }
+  if (!r.expect_map(root, "", {"version", "publisher", "defaults", "cameras"})) return config;
+  int version = 1;
+  r.read_int(root, "", "version", 1, 1, version);
+  if (const YAML::Node p = root["publisher"]) {
+    if (r.expect_map(p, "publisher", {"socket", "subscriber_queue"})) {
+      r.read_string(p, "publisher", "socket", config.publisher.socket_path);
+      r.read_int(p, "publisher", "subscriber_queue", 1, 100000, config.publisher.subscriber_queue);
+    }
+  }
+  CameraConfig defaults;
+  if (const YAML::Node d = root["defaults"]) {
+    if (r.expect_map(d, "defaults", kSettingKeys)) apply_settings(r, d, "defaults", defaults);
+  }
+  const YAML::Node cameras = root["cameras"];
+  if (!cameras || !cameras.IsSequence() || cameras.size() == 0) {
+    r.problem(cameras ? cameras : root, "cameras", "expected a non-empty list of cameras");
+    return config;
+  }
+  std::map<std::string, int> lines_by_name;
+  for (std::size_t i = 0; i < cameras.size(); ++i) {
+    CameraConfig cam = defaults;
+    cam.line = cameras[i].Mark().line + 1;
+    read_camera(r, cameras[i], "cameras[" + std::to_string(i) + "]", base_dir, cam);
+    if (cam.name.empty()) continue;
+    auto [it, inserted] = lines_by_name.emplace(cam.name, cam.line);
+    if (!inserted) {
+      r.problem(cameras[i]["name"], "cameras[" + std::to_string(i) + "].name",
+                "duplicate camera name '" + cam.name + "' (first defined on line " + std::to_string(it->second) + ")");
+    }
+    config.cameras.push_back(std::move(cam));
+  }
+  return config;
+}
+
+}  // namespace
+
+const char* to_string(SourceKind kind) {
+  switch (kind) {
+    case SourceKind::file: return "file";
+    case SourceKind::rtsp: return "rtsp";
+    case SourceKind::v4l2: return "v4l2";
+    case SourceKind::test: return "test";
+  }
+  return "?";
+}
+
+const char* to_string(QueryPolicy policy) {
+  switch (policy) {
+    case QueryPolicy::grid: return "grid";
+    case QueryPolicy::features: return "features";
+    case QueryPolicy::points: return "points";
+  }
+  return "?";
+}
+
+std::string Problem::to_string() const {
+  std::ostringstream s;
+  s << file;
+  if (line > 0) s << ":" << line << ":" << column;
+  s << ": ";
+  if (!key.empty()) s << key << ": ";
+  s << message;
+  return s.str();
+}
+
+ConfigError::ConfigError(std::vector<Problem> problems)
+    : std::runtime_error([&] {
+        std::string text;
+        for (const Problem& p : problems) text += (text.empty() ? "" : "\n") + p.to_string();
+        return text;
+      }()),
+      problems_(std::move(problems)) {}
+
+Config load_string(const std::string& text, const std::string& name, const std::string& base_dir) {
+  YamlReader reader(name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    reader.problem_at(e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg);
+    throw ConfigError(reader.problems());
+  }
+  Config config = parse(root, reader, name, base_dir);
+  if (!reader.problems().empty()) throw ConfigError(reader.problems());
+  return config;
+}
+
+Config load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError({{path, 0, 0, "", "cannot read the file (missing or not readable)"}});
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::filesystem::path absolute = std::filesystem::absolute(path);
+  return load_string(text.str(), path, absolute.parent_path().string());
+}
+
+}  // namespace edgetap::config

@@ -1,0 +1,10 @@
+// The `edgetap` command's subcommands; each parses its own arguments.
+#pragma once
+
+namespace edgetap::cli {
+
+int run_command(int argc, char** argv);           // edgetap run
+int tail_command(int argc, char** argv);          // edgetap tail
+int check_config_command(int argc, char** argv);  // edgetap check-config
+
+}  // namespace edgetap::cli

@@ -1,0 +1,160 @@
+// edgetap run: tracks a configuration, a single source, or (with no arguments)
+// the bundled demo clip, until the sources end, a duration passes or Ctrl-C;
+// prints a per-camera summary and writes an annotated strip per camera.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "cli.hpp"
+#include "edgetap/config/load.hpp"
+#include "edgetap/daemon/logging.hpp"
+#include "edgetap/daemon/runtime.hpp"
+#include "edgetap/daemon/signals.hpp"
+#include "edgetap/kernels/gpu_probe.hpp"
+#include "edgetap/pipeline/track_strip.hpp"
+
+namespace edgetap::cli {
+namespace {
+
+constexpr const char* kUsage = R"(usage: edgetap run [--config FILE | --source URI] [options]
+
+Tracks until every source ends (files), the duration passes, or Ctrl-C.
+With neither --config nor --source it tracks the bundled demo clip.
+  --config FILE       a configuration file (see config/edgetap.yaml)
+  --source URI        one camera: file://PATH, rtsp://URL, v4l2:///dev/videoN, test:PATTERN
+  --grid N            for --source: an N x N grid of query points (default 16)
+  --pace MODE         for --source files: fast (default) or realtime
+  --socket PATH       track socket (default: the file's, or $XDG_RUNTIME_DIR/edgetap-run.sock)
+  --out DIR           where the annotated strips go (default ./out)
+  --duration SEC      stop after SEC seconds
+  --log-level LEVEL   trace, debug, info (default), warn, error
+)";
+
+std::string data_dir() {
+  if (const char* env = std::getenv("EDGETAP_DATA_DIR")) return env;
+  if (std::filesystem::exists("/usr/share/edgetap/demo")) return "/usr/share/edgetap";
+  return EDGETAP_SOURCE_ASSETS_DIR;
+}
+
+std::string default_socket() {
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+  return std::string(runtime && *runtime ? runtime : "/tmp") + "/edgetap-run.sock";
+}
+
+std::string yaml_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+// A one-camera configuration, written as YAML so it is validated like any file.
+std::string quick_config(const std::string& source, int grid, const std::string& pace) {
+  return "cameras:\n  - name: " + std::string(source.rfind("test:", 0) == 0 ? "test" : "demo") +
+         "\n    source: " + yaml_quoted(source) + "\n    queries: {policy: grid, grid: [" + std::to_string(grid) +
+         ", " + std::to_string(grid) + "]}\n    capture: {pace: " + pace + ", at_eof: stop, queue: 8}\n";
+}
+
+}  // namespace
+
+int run_command(int argc, char** argv) {
+  std::string config_path, source, socket_path, pace = "fast", out_dir = "out";
+  int grid = 16;
+  double duration = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--config" && has_value) {
+      config_path = argv[++i];
+    } else if (arg == "--source" && has_value) {
+      source = argv[++i];
+    } else if (arg == "--grid" && has_value) {
+      grid = std::atoi(argv[++i]);
+    } else if (arg == "--pace" && has_value) {
+      pace = argv[++i];
+    } else if (arg == "--socket" && has_value) {
+      socket_path = argv[++i];
+    } else if (arg == "--out" && has_value) {
+      out_dir = argv[++i];
+    } else if (arg == "--duration" && has_value) {
+      duration = std::atof(argv[++i]);
+    } else if (arg == "--log-level" && has_value) {
+      if (!daemon::set_log_level(argv[++i])) {
+        std::fprintf(stderr, "edgetap run: unknown log level '%s'\n", argv[i]);
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "edgetap run: unknown or incomplete argument '%s'\n%s", arg.c_str(), kUsage);
+      return 2;
+    }
+  }
+
+  daemon::SignalWaiter signals({SIGINT, SIGTERM});
+  config::Config config;
+  try {
+    if (!config_path.empty()) {
+      config = config::load_file(config_path);
+    } else {
+      if (source.empty()) source = "file://" + data_dir() + "/demo/vtest-pedestrians.avi";
+      config = config::load_string(quick_config(source, grid, pace), "--source",
+                                   std::filesystem::current_path().string());
+    }
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return config::kExitBadConfig;
+  }
+  if (!socket_path.empty()) {
+    config.publisher.socket_path = socket_path;
+  } else if (config_path.empty()) {
+    config.publisher.socket_path = default_socket();
+  }
+
+  auto log = daemon::make_logger("run");
+  log->info("{}", kernels::describe_backend_choice(kernels::probe_gpus()));
+  std::map<std::string, pipeline::TrackStrip> strips;
+  for (const auto& camera : config.cameras) strips.emplace(camera.name, pipeline::TrackStrip());
+  daemon::Runtime runtime(config, [&](const config::CameraConfig& camera) -> daemon::FrameObserver {
+    pipeline::TrackStrip& strip = strips.at(camera.name);
+    return [&strip](const pipeline::Frame& frame, const std::vector<TrackPoint>& points) { strip.add(frame, points); };
+  });
+  std::string error;
+  if (!runtime.start(error)) {
+    log->critical("{}", error);
+    return 1;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  while (!runtime.all_finished()) {
+    const int signal = signals.wait(std::chrono::milliseconds(100));
+    if (signal != 0) break;
+    if (duration > 0 && std::chrono::steady_clock::now() - started > std::chrono::duration<double>(duration)) break;
+  }
+  runtime.stop();
+
+  const auto stats = runtime.stats();
+  const pipeline::PublisherStats published = runtime.publisher_stats();
+  std::printf("\n%s", daemon::format_summary(stats).c_str());
+  std::printf("published %llu messages on %s\n", static_cast<unsigned long long>(published.messages),
+              config.publisher.socket_path.c_str());
+  std::filesystem::create_directories(out_dir);
+  int failed = 0;
+  for (const auto& s : stats) {
+    failed += s.state == "failed" ? 1 : 0;
+    const std::string path = out_dir + "/" + s.name + "-tracks.png";
+    if (strips.at(s.name).write_png(path, error)) {
+      std::printf("wrote %s (%zu panels)\n", path.c_str(), strips.at(s.name).panels());
+    } else {
+      std::printf("no strip for %s: %s\n", s.name.c_str(), error.c_str());
+    }
+  }
+  return failed == static_cast<int>(stats.size()) ? 1 : 0;
+}
+
+}  // namespace edgetap::cli

@@ -1,0 +1,38 @@
+// edgetap: the command-line tool (run a configuration or a quick source, tail
+// the track socket, check a configuration file).
+#include <cstdio>
+#include <string>
+
+#include "cli.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: edgetap COMMAND [ARGS]
+
+Commands:
+  run           track a configuration or a single source until it ends (Ctrl-C stops);
+                with no arguments, tracks the bundled demo clip
+  tail          subscribe to a track socket and print what arrives
+  check-config  validate a configuration file (exit 78 when it is bad)
+
+Run 'edgetap COMMAND --help' for a command's options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  if (command == "run") return edgetap::cli::run_command(argc - 1, argv + 1);
+  if (command == "tail") return edgetap::cli::tail_command(argc - 1, argv + 1);
+  if (command == "check-config") return edgetap::cli::check_config_command(argc - 1, argv + 1);
+  if (command == "--version") {
+    std::puts("edgetap " EDGETAP_VERSION);
+    return 0;
+  }
+  if (command == "--help" || command == "-h") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "%s%s", command.empty() ? "" : ("edgetap: unknown command '" + command + "'\n").c_str(), kUsage);
+  return 2;
+}

@@ -1,0 +1,284 @@
+#include "edgetap/pipeline/publisher.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace edgetap::pipeline {
+namespace {
+
+constexpr std::size_t kMaxHelloBytes = 64 * 1024;
+constexpr int kMessagesPerWakeup = 64;
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Parses a hello line; returns "" on success or the error to send back.
+std::string parse_hello(const std::string& line, std::set<std::string>& cameras) {
+  nlohmann::json hello = nlohmann::json::parse(line, nullptr, false);
+  if (hello.is_discarded() || !hello.is_object()) return "hello must be one JSON object on one line";
+  for (const auto& [key, value] : hello.items()) {
+    if (key == "subscribe") {
+      if (!value.is_array()) return "'subscribe' must be a list of camera names";
+      for (const auto& name : value) {
+        if (!name.is_string()) return "'subscribe' must be a list of camera names";
+        cameras.insert(name.get<std::string>());
+      }
+    } else if (key == "format") {
+      if (!value.is_string() || value.get<std::string>() != "ndjson") {
+        return "unsupported 'format' (supported: \"ndjson\")";
+      }
+    } else {
+      return "unknown hello key '" + key + "' (allowed: subscribe, format)";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+struct Publisher::Subscriber {
+  struct Entry {
+    std::shared_ptr<const std::string> json;
+    bool tracks = true;  // a track message (gets the "dropped" field) or a reply
+  };
+  int fd = -1;
+  std::set<std::string> cameras;  // empty: all
+  std::deque<Entry> queue;
+  std::uint64_t dropped_pending = 0;
+  std::uint64_t dropped_total = 0;
+  std::string out;  // bytes being written
+  std::size_t out_offset = 0;
+  std::string in;   // hello bytes read so far
+  bool hello_done = false;
+  bool close_after_flush = false;
+  bool dead = false;
+
+  ~Subscriber() {
+    if (fd >= 0) ::close(fd);
+  }
+  bool wants(const std::string& camera) const { return cameras.empty() || cameras.count(camera) > 0; }
+  bool has_output() const { return out_offset < out.size() || !queue.empty(); }
+};
+
+Publisher::Publisher(std::string socket_path, std::size_t queue_capacity, std::shared_ptr<spdlog::logger> log)
+    : path_(std::move(socket_path)), capacity_(queue_capacity), log_(std::move(log)) {}
+
+Publisher::~Publisher() { stop(); }
+
+bool Publisher::start(std::string& error) {
+  sockaddr_un addr{};
+  if (path_.size() >= sizeof(addr.sun_path)) {
+    error = "socket path too long (max " + std::to_string(sizeof(addr.sun_path) - 1) + " bytes): " + path_;
+    return false;
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+
+  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) {
+    error = "socket(): " + errno_text();
+    return false;
+  }
+  struct stat st{};
+  if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+    // A socket file left behind: reuse the path unless someone still listens.
+    const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool taken = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(probe);
+    if (taken) {
+      error = "another process is already serving " + path_;
+      stop();
+      return false;
+    }
+    ::unlink(path_.c_str());
+  }
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(listen_fd_, 64) != 0) {
+    error = "cannot listen on " + path_ + ": " + errno_text();
+    stop();
+    return false;
+  }
+  ::chmod(path_.c_str(), 0660);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  running_ = true;
+  thread_ = std::thread([this] { serve(); });
+  log_->info("track socket listening on {}", path_);
+  return true;
+}
+
+void Publisher::stop() {
+  if (running_.exchange(false)) {
+    wake();
+    thread_.join();
+  }
+  std::lock_guard lock(mutex_);
+  subscribers_.clear();
+  if (listen_fd_ >= 0) {
+    ::close(listen_fd_);
+    ::unlink(path_.c_str());
+    listen_fd_ = -1;
+  }
+  if (wake_fd_ >= 0) {
+    ::close(wake_fd_);
+    wake_fd_ = -1;
+  }
+}
+
+void Publisher::wake() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
+}
+
+void Publisher::publish(const std::string& camera, std::string json) {
+  auto shared = std::make_shared<const std::string>(std::move(json));
+  {
+    std::lock_guard lock(mutex_);
+    ++messages_;
+    for (auto& s : subscribers_) {
+      if (s->dead || s->close_after_flush || !s->wants(camera)) continue;
+      if (s->queue.size() >= capacity_) {
+        s->queue.pop_front();
+        ++s->dropped_pending;
+        ++s->dropped_total;
+      }
+      s->queue.push_back({shared, true});
+    }
+  }
+  wake();
+}
+
+PublisherStats Publisher::stats() const {
+  std::lock_guard lock(mutex_);
+  PublisherStats stats;
+  stats.subscribers = subscribers_.size();
+  stats.messages = messages_;
+  stats.subscriber_drops = past_drops_;
+  for (const auto& s : subscribers_) stats.subscriber_drops += s->dropped_total;
+  return stats;
+}
+
+void Publisher::accept_clients() {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    auto s = std::make_unique<Subscriber>();
+    s->fd = fd;
+    subscribers_.push_back(std::move(s));
+    log_->info("subscriber connected ({} now)", subscribers_.size());
+  }
+}
+
+void Publisher::read_hello(Subscriber& s) {
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::recv(s.fd, buffer, sizeof(buffer), 0);
+    if (n == 0) {
+      s.dead = true;  // the subscriber hung up
+      return;
+    }
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) s.dead = true;
+      return;
+    }
+    if (s.hello_done) continue;  // anything after the hello is ignored
+    s.in.append(buffer, static_cast<std::size_t>(n));
+    const std::size_t newline = s.in.find('\n');
+    if (newline == std::string::npos && s.in.size() < kMaxHelloBytes) continue;
+    s.hello_done = true;
+    std::string error = newline == std::string::npos ? "hello line longer than 64 KiB"
+                                                     : parse_hello(s.in.substr(0, newline), s.cameras);
+    nlohmann::ordered_json reply;
+    reply["v"] = 1;
+    if (error.empty()) {
+      reply["type"] = "hello";
+      reply["subscribe"] = s.cameras.empty() ? nlohmann::ordered_json("all") : nlohmann::ordered_json(s.cameras);
+      reply["format"] = "ndjson";
+    } else {
+      reply["type"] = "error";
+      reply["error"] = error;
+      s.close_after_flush = true;
+      s.queue.clear();
+      log_->warn("subscriber sent a bad hello: {}", error);
+    }
+    s.queue.push_front({std::make_shared<const std::string>(reply.dump()), false});
+    s.in.clear();
+  }
+}
+
+void Publisher::flush(Subscriber& s) {
+  for (int sent = 0; sent < kMessagesPerWakeup; ++sent) {
+    if (s.out_offset >= s.out.size()) {
+      if (s.queue.empty()) break;
+      const Subscriber::Entry entry = std::move(s.queue.front());
+      s.queue.pop_front();
+      if (entry.tracks) {
+        s.out = "{\"dropped\":" + std::to_string(s.dropped_pending) + "," + entry.json->substr(1) + "\n";
+        s.dropped_pending = 0;
+      } else {
+        s.out = *entry.json + "\n";
+      }
+      s.out_offset = 0;
+    }
+    while (s.out_offset < s.out.size()) {
+      const ssize_t n = ::send(s.fd, s.out.data() + s.out_offset, s.out.size() - s.out_offset, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK) s.dead = true;
+        return;
+      }
+      s.out_offset += static_cast<std::size_t>(n);
+    }
+  }
+  if (s.close_after_flush && !s.has_output()) s.dead = true;
+}
+
+void Publisher::serve() {
+  std::vector<pollfd> fds;
+  while (running_) {
+    {
+      std::lock_guard lock(mutex_);
+      fds.assign({{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
+      for (const auto& s : subscribers_) {
+        fds.push_back({s->fd, static_cast<short>(POLLIN | (s->has_output() ? POLLOUT : 0)), 0});
+      }
+    }
+    if (::poll(fds.data(), fds.size(), 500) < 0 && errno != EINTR) {
+      log_->error("poll: {}", errno_text());
+      break;
+    }
+    std::uint64_t counter = 0;
+    [[maybe_unused]] ssize_t n = ::read(wake_fd_, &counter, sizeof(counter));
+    std::lock_guard lock(mutex_);
+    if (fds[1].revents & POLLIN) accept_clients();
+    for (std::size_t i = 2; i < fds.size(); ++i) {
+      for (auto& s : subscribers_) {
+        if (s->fd != fds[i].fd) continue;
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_hello(*s);
+        break;
+      }
+    }
+    for (auto& s : subscribers_) {
+      if (!s->dead && s->has_output()) flush(*s);
+    }
+    for (auto it = subscribers_.begin(); it != subscribers_.end();) {
+      if (!(*it)->dead) {
+        ++it;
+        continue;
+      }
+      past_drops_ += (*it)->dropped_total;
+      it = subscribers_.erase(it);
+      log_->info("subscriber left ({} now)", subscribers_.size());
+    }
+  }
+}
+
+}  // namespace edgetap::pipeline
