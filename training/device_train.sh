@@ -1,0 +1,25 @@
+#!/bin/bash
+# Runs one training chunk on the GPU host (all its GPUs, data parallel), from the repo root:
+#   bash training/device_train.sh CHUNK_SECONDS [train.py flags...]
+# SMOKE=1 first runs a few tiny single-GPU steps and the CPU unit tests, and stops on failure.
+# Writes the checkpoint to training/checkpoints/edgetap-v1.pt and copies it, with the log, to $OUT.
+set -o pipefail
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+OUT=${OUT:-training/.out}
+mkdir -p "$OUT"
+NG=$(python3 -c 'import torch; print(torch.cuda.device_count())')
+nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
+python3 -c 'import torch; print("torch", torch.__version__)'
+if [ "${SMOKE:-0}" = 1 ]; then
+  python3 training/tests/test_model.py || exit 1
+  python3 training/tests/test_synth.py || exit 1
+  python3 training/train.py --ckpt /tmp/smoke.pt --batch 2 --frames 8 --tracks 32 --max-steps 3 \
+    --val-clips 1 --val-frames 8 --log-every 1 --total-seconds 100 --self-init 0.5 || exit 1
+  rm -f /tmp/smoke.pt
+fi
+CHUNK=$1; shift
+if [ "$NG" -gt 1 ]; then
+  torchrun --standalone --nproc_per_node="$NG" training/train.py --out "$OUT" --chunk-seconds "$CHUNK" "$@" 2>&1 | tee "$OUT/train_stdout.log"
+else
+  python3 training/train.py --out "$OUT" --chunk-seconds "$CHUNK" "$@" 2>&1 | tee "$OUT/train_stdout.log"
+fi

@@ -1,0 +1,136 @@
+"""Streaming reference: one frame in, one estimate per track out (training/STREAMING.md).
+
+State per track: query frame tq, query point pq, query descriptors (one D-vector per level),
+last position, and per (iteration, block) the keys/values of the frames in its causal window
+plus those of its anchor (query) frame. State per stream: a ring of the last W frame indices.
+No past frame or feature map is kept: the correlation only ever touches the current frame.
+"""
+import torch
+import torch.nn.functional as F
+
+from .model import bilinear_sample, window_offsets
+
+
+class StreamingTracker:
+    def __init__(self, model, tq, pq, record=None):
+        """model: EdgeTap (eval mode); tq [B, N] long query frames; pq [B, N, 2] query points in
+        model-input pixels. Tracks become active at their query frame. `record`, if a dict,
+        receives intermediate tensors (for golden vectors)."""
+        self.m = model
+        cfg = model.cfg
+        self.cfg = cfg
+        self.tq = tq
+        self.pq = pq.float()
+        B, N = tq.shape
+        dev = pq.device
+        L = len(cfg.strides)
+        self.desc = torch.zeros(B, N, L, cfg.feat_dim, device=dev)
+        self.p_last = self.pq.clone()
+        W, K, nb, h = cfg.window, cfg.iters, cfg.blocks, cfg.heads
+        dh = cfg.width // h
+        # keys/values: [K, blocks, B*N, heads, W+1, dh]; slot W holds the anchor (query) frame
+        self.kc = torch.zeros(K, nb, B * N, h, W + 1, dh, device=dev)
+        self.vc = torch.zeros_like(self.kc)
+        self.slot_frame = torch.full((W,), -1, dtype=torch.long, device=dev)
+        self.t = 0
+        self.record = record
+
+    def window_corr(self, feats, p):
+        """Correlation of each track's descriptors with a (2r+1)^2 window around p at each level,
+        by sampling the current frame's features (the C++ path; never a full map)."""
+        cfg = self.cfg
+        B, N = self.tq.shape
+        off = window_offsets(cfg.radius, p.device)                      # [k*k, 2]
+        out = []
+        for li, (f, s) in enumerate(zip(feats, cfg.strides)):
+            pts = (p[:, :, None, :] / s + off).reshape(B, -1, 2)        # [B, N*k*k, 2]
+            smp = bilinear_sample(f, pts).reshape(B, N, off.shape[0], cfg.feat_dim)
+            out.append((smp * self.desc[:, :, li, None, :]).sum(-1) * (cfg.feat_dim ** -0.5))
+        return torch.cat(out, dim=-1)
+
+    def _attend(self, blk, x, k_i, b_i, slot, is_q, bias):
+        S = x.shape[0]
+        q, k, v = blk.qkv_split(x)                                       # [S, h, dh]
+        kc, vc = self.kc[k_i, b_i], self.vc[k_i, b_i]
+        kc[:, :, slot] = k
+        vc[:, :, slot] = v
+        qm = is_q.reshape(S)[:, None, None]
+        kc[:, :, -1] = torch.where(qm, k, kc[:, :, -1])
+        vc[:, :, -1] = torch.where(qm, v, vc[:, :, -1])
+        att = (q[:, :, None, :] * kc).sum(-1) * (q.shape[-1] ** -0.5) + bias   # [S, h, W+1]
+        att = att.softmax(-1)
+        o = (att[..., None] * vc).sum(-2).reshape(S, -1)
+        x = x + blk.proj(o)
+        return x + blk.mlp(x)
+
+    def _bias(self):
+        """[B*N, heads, W+1] additive attention bias for the current frame."""
+        cfg = self.cfg
+        W, t = cfg.window, self.t
+        tq = self.tq.reshape(-1, 1)
+        sf = self.slot_frame[None, :]                                    # [1, W]
+        valid = (sf >= 0) & (sf >= tq)
+        cur = sf == t
+        valid = valid | (cur & (t < tq))        # inactive tracks attend to their own slot only
+        anchor = (t - tq) >= W                                           # [S, 1]
+        valid = torch.cat([valid.expand(tq.shape[0], W), anchor], dim=1)
+        idx = torch.cat([(t - self.slot_frame).clamp(0, W), torch.tensor([W], device=tq.device)])
+        bias = self.m.tracker.rel_bias[:, idx]                           # [h, W+1]
+        return bias[None].expand(tq.shape[0], -1, -1).masked_fill(~valid[:, None, :], float("-inf"))
+
+    @torch.no_grad()
+    def step(self, frame):
+        """frame [B, 3, H, W] float RGB 0..255 -> (xy [B, N, 2], vis prob [B, N], conf prob [B, N])."""
+        cfg, tr = self.cfg, self.m.tracker
+        B, N = self.tq.shape
+        t = self.t
+        feats = self.m.encoder(frame.float())
+        is_q = self.tq == t
+        if bool(is_q.any()):
+            for li, (f, s) in enumerate(zip(feats, cfg.strides)):
+                d = bilinear_sample(f, self.pq / s)
+                self.desc[:, :, li] = torch.where(is_q[..., None], d, self.desc[:, :, li])
+        slot = t % cfg.window
+        self.slot_frame[slot] = t
+        bias = self._bias()
+        p = torch.where(is_q[..., None], self.pq, self.p_last)
+        h = tr.h0.expand(B * N, cfg.width)
+        rec = self.record
+        if rec is not None:
+            rec.setdefault("feats", []).append([f.clone() for f in feats])
+            rec.setdefault("p_init", []).append(p.clone())
+        for k_i in range(cfg.iters):
+            corr = self.window_corr(feats, p)
+            x = tr.token(corr, p, self.pq, is_q).reshape(B * N, -1) + h
+            if rec is not None:
+                rec.setdefault("corr", []).append(corr.clone())
+                rec.setdefault("token", []).append(x.reshape(B, N, -1).clone())
+            for b_i, blk in enumerate(tr.blocks):
+                x = self._attend(blk, x, k_i, b_i, slot, is_q, bias)
+            h = x
+            dp, vis, conf = tr.readout(x.reshape(B, N, -1))
+            p = torch.where(is_q[..., None], self.pq, p + dp)
+            if rec is not None:
+                rec.setdefault("hidden", []).append(x.reshape(B, N, -1).clone())
+                rec.setdefault("iter_xy", []).append(p.clone())
+        active = self.tq <= t
+        self.p_last = torch.where(active[..., None], p, self.p_last)
+        vis_p = torch.where(is_q, torch.ones_like(vis), torch.sigmoid(vis))
+        conf_p = torch.where(is_q, torch.ones_like(conf), torch.sigmoid(conf))
+        self.t += 1
+        return p, vis_p, conf_p
+
+
+@torch.no_grad()
+def track_clip(model, video, tq, pq, chunk=None):
+    """Streams a whole clip. video [B, T, 3, H, W] (0..255, any float/uint8 dtype, may live on CPU);
+    returns xy [B, N, T, 2], vis [B, N, T], conf [B, N, T] (model-input pixels)."""
+    dev = pq.device
+    st = StreamingTracker(model, tq, pq)
+    xs, vs, cs = [], [], []
+    for t in range(video.shape[1]):
+        xy, v, c = st.step(video[:, t].to(dev).float())
+        xs.append(xy)
+        vs.append(v)
+        cs.append(c)
+    return torch.stack(xs, 2), torch.stack(vs, 2), torch.stack(cs, 2)

@@ -1,0 +1,117 @@
+"""Evaluation sets and scoring in the TAP-Vid protocol (query-first, 256x256 scaling).
+
+Datasets on disk use the project format (shared/DESIGN.md): <seq>/frames/*, <seq>/gt.json with
+pixel coordinates of the ORIGINAL frames. prepare_data.py stores frames resized to 256x256; the
+model tracks in those pixels. Conversions (pixel centres at integers):
+    model = (orig + 0.5) * 256 / W - 0.5        orig = (model + 0.5) * W / 256 - 0.5
+Metrics use the TAP-Vid scaling of both ground truth and prediction: orig * 256 / W.
+"""
+import glob
+import json
+import os
+
+import numpy as np
+import torch
+from PIL import Image
+
+from . import metrics, synth
+from .engine import track_clip
+
+GEN_EVAL = dict(seed=2026, clips=16, frames=48, size=256, points=64)
+VAL = dict(seed=7, clips=8, frames=32, size=256, points=64)
+
+
+def load_sequence(seq_dir, size=256):
+    gt = json.load(open(os.path.join(seq_dir, "gt.json")))
+    W, H = gt["size"]
+    files = sorted(glob.glob(os.path.join(seq_dir, "frames", "*")))
+    frames = []
+    for f in files:
+        im = Image.open(f).convert("RGB")
+        if im.size != (size, size):
+            im = im.resize((size, size), Image.BILINEAR)
+        frames.append(np.asarray(im))
+    video = torch.from_numpy(np.stack(frames)).permute(0, 3, 1, 2)        # [T, 3, s, s] uint8
+    T = len(files)
+    N = len(gt["points"])
+    xy = np.zeros((N, T, 2))
+    known = np.zeros((N, T), bool)
+    vis = np.zeros((N, T), bool)
+    tq = np.zeros(N, np.int64)
+    q = np.zeros((N, 2))
+    for i, p in enumerate(gt["points"]):
+        tq[i] = int(round(p["query"][0]))
+        q[i] = p["query"][1:3]
+        for t in range(T):
+            if p["xy"][t] is not None:
+                xy[i, t] = p["xy"][t]
+                known[i, t] = True
+                vis[i, t] = bool(p["visible"][t])
+    return dict(name=os.path.basename(seq_dir.rstrip("/")), video=video, W=W, H=H, gt_xy=xy, known=known,
+                gt_vis=vis, tq=tq, q=q, mask_area=gt.get("mask_area"))
+
+
+def run_tracker(model, seq, device, size=256):
+    """Streams the model over one sequence; returns predictions in ORIGINAL pixels and vis/conf."""
+    W, H = seq["W"], seq["H"]
+    sx, sy = size / W, size / H
+    q = seq["q"]
+    pq = np.stack([(q[:, 0] + 0.5) * sx - 0.5, (q[:, 1] + 0.5) * sy - 0.5], -1)
+    tq = torch.from_numpy(seq["tq"])[None].to(device)
+    pq = torch.from_numpy(pq).float()[None].to(device)
+    xy, vis, conf = track_clip(model, seq["video"][None], tq, pq)
+    xy = xy[0].cpu().double().numpy()
+    out = np.stack([(xy[..., 0] + 0.5) / sx - 0.5, (xy[..., 1] + 0.5) / sy - 0.5], -1)
+    return out, vis[0].cpu().numpy(), conf[0].cpu().numpy()
+
+
+def score_sequence(seq, pred_xy, pred_vis):
+    s = np.array([256.0 / seq["W"], 256.0 / seq["H"]])
+    m = metrics.tapvid_counts(seq["gt_xy"] * s, seq["gt_vis"], seq["known"], seq["tq"], pred_xy * s, pred_vis)
+    if seq.get("mask_area") is not None:
+        c, n = metrics.pck(seq["gt_xy"], seq["gt_vis"], seq["known"], seq["tq"], pred_xy, seq["mask_area"])
+        m["pck_correct"], m["pck_total"] = c, n
+        m["PCK@0.2"] = c / max(n, 1)
+    return m
+
+
+def generated_sequences(banks, spec, device, opt=None):
+    """Deterministic generated clips (CPU-seeded parameters) as sequences in the same dict form."""
+    gen = torch.Generator().manual_seed(spec["seed"])
+    out = []
+    S = spec["size"]
+    for c in range(spec["clips"]):
+        clip = synth.make_clips(banks, 1, spec["frames"], S, spec["points"], gen, opt, device=device)
+        tr = clip["tracks"][0].cpu().double().numpy()
+        out.append(dict(name=f"gen{c:02d}", video=clip["video"][0].round().clamp(0, 255).to(torch.uint8).cpu(),
+                        W=S, H=S, gt_xy=tr, known=np.ones(tr.shape[:2], bool),
+                        gt_vis=clip["vis"][0].cpu().numpy(), tq=clip["tq"][0].cpu().numpy(),
+                        q=tr[np.arange(tr.shape[0]), clip["tq"][0].cpu().numpy()], mask_area=None))
+    return out
+
+
+def evaluate(model, seqs, device, vis_threshold=0.5, with_conf_variant=False, keep_preds=False):
+    """Per-sequence metrics; visible = vis prob > threshold. The variant (second list) uses
+    vis prob * conf prob > threshold."""
+    per, per_c = [], []
+    for seq in seqs:
+        xy, vis, conf = run_tracker(model, seq, device)
+        m = score_sequence(seq, xy, vis > vis_threshold)
+        m["name"] = seq["name"]
+        if keep_preds:
+            m["pred"] = (xy, vis, conf)
+        per.append(m)
+        if with_conf_variant:
+            mc = score_sequence(seq, xy, vis * conf > vis_threshold)
+            mc["name"] = seq["name"]
+            per_c.append(mc)
+    return (per, per_c) if with_conf_variant else per
+
+
+def summarize(per):
+    keys = [k for k in per[0] if k not in ("name", "pck_correct", "pck_total", "pred")]
+    out = {k: float(np.nanmean([m[k] for m in per])) for k in keys}
+    if "pck_total" in per[0]:
+        # PCK pooled over all annotated frames of all sequences (the BADJA convention) and per-seq mean
+        out["PCK@0.2_pooled"] = sum(m["pck_correct"] for m in per) / max(1, sum(m["pck_total"] for m in per))
+    return out

@@ -1,0 +1,57 @@
+"""Training targets: initial estimates that mimic streaming, and the loss."""
+import torch
+import torch.nn.functional as F
+
+
+def noisy_init(tracks, tq, S, gen=None):
+    """Entering estimate of frame t = ground truth of frame t-1 plus noise (the streaming engine
+    enters frame t with its own estimate of t-1). tracks [B, N, T, 2]; returns [B, N, T, 2]."""
+    B, N, T, _ = tracks.shape
+    dev = tracks.device
+    prev = torch.cat([tracks[:, :, :1], tracks[:, :, :-1]], dim=2)
+    sigma = torch.exp(torch.empty(B, N, 1, 1, device=dev).uniform_(-1.2, 1.4)) * (S / 256.0)
+    noise = torch.randn(B, N, T, 2, device=dev) * sigma
+    big = (torch.rand(B, N, T, 1, device=dev) < 0.04).float()
+    noise = noise + big * torch.randn(B, N, T, 2, device=dev) * 12.0 * (S / 256.0)
+    p = prev + noise
+    tt = torch.arange(T, device=dev)[None, None, :, None]
+    tq_ = tq[:, :, None, None]
+    pq = torch.gather(tracks, 2, tq[:, :, None, None].expand(B, N, 1, 2))
+    # frame tq+1 enters with the exact query point (the engine knows it), as does tq itself
+    return torch.where(tt <= tq_ + 1, pq.expand(B, N, T, 2), p)
+
+
+def tracking_loss(ps, vis_l, conf_l, tracks, vis, tq, S, gamma=0.8, huber=4.0,
+                  occ_weight=0.2, w_vis=2.0, w_conf=1.0):
+    """ps [K, B, N, T, 2]; vis_l/conf_l [K, B, N, T]; tracks [B, N, T, 2]; vis [B, N, T] bool.
+    Errors are measured in 256-scaled pixels so every input size weighs the same."""
+    K = ps.shape[0]
+    T = tracks.shape[2]
+    scale = 256.0 / S
+    dev = tracks.device
+    after = (torch.arange(T, device=dev)[None, None, :] > tq[:, :, None]).float()
+    visf = vis.float()
+    w_pos = after * (visf + occ_weight * (1 - visf))
+    n_pos = w_pos.sum().clamp(min=1)
+    n_after = after.sum().clamp(min=1)
+    pos, bce = 0.0, 0.0
+    for k in range(K):
+        wk = gamma ** (K - 1 - k)
+        err = (ps[k] - tracks) * scale
+        h = F.huber_loss(err, torch.zeros_like(err), reduction="none", delta=huber).sum(-1)
+        pos = pos + wk * (h * w_pos).sum() / n_pos
+        b = F.binary_cross_entropy_with_logits(vis_l[k], visf, reduction="none")
+        bce = bce + wk * (b * after).sum() / n_after
+    with torch.no_grad():
+        dist = ((ps[-1] - tracks) * scale).norm(dim=-1)
+        good = ((dist < 4.0) & vis).float()
+    c = F.binary_cross_entropy_with_logits(conf_l[-1], good, reduction="none")
+    conf = (c * after).sum() / n_after
+    loss = pos + w_vis * bce + w_conf * conf
+    with torch.no_grad():
+        vis_after = (vis.float() * after).sum().clamp(min=1)
+        stats = dict(
+            loss=loss.detach(), pos=pos.detach(), vis=bce.detach(), conf=conf.detach(),
+            d_avg=sum(((dist < th).float() * visf * after).sum() / vis_after for th in (1, 2, 4, 8, 16)) / 5,
+        )
+    return loss, stats

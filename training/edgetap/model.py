@@ -1,0 +1,368 @@
+"""The EdgeTAP network: CNN pyramid encoder, local correlation, causal temporal transformer.
+
+Two forwards compute the same function (tests/test_model.py checks it):
+  * `EdgeTap.forward_parallel` - all frames of a clip at once, used for training; given the
+    initial estimate of every (track, frame), the causal attention mask reproduces streaming.
+  * `engine.StreamingTracker` - one frame at a time with key/value caches, the reference
+    for the C++ engine (training/STREAMING.md describes it op by op).
+
+Coordinates: pixels of the model input, pixel centers at integer coordinates, x right, y down.
+A pyramid level of stride s holds feature cell (u, v) at image position (s*u, s*v), so an image
+point p maps to feature coordinates p / s (see STREAMING.md "Conventions").
+"""
+import math
+from dataclasses import asdict, dataclass, field
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class EdgeTapConfig:
+    version: str = "edgetap-v1"
+    # encoder widths at strides 2, 4, 8, 16, 32
+    enc_channels: tuple = (32, 48, 96, 128, 128)
+    feat_dim: int = 64            # D: channels of every pyramid level
+    strides: tuple = (4, 8, 16, 32)
+    radius: int = 3               # correlation window (2r+1)^2 per level
+    width: int = 128              # transformer width
+    heads: int = 4
+    blocks: int = 3
+    mlp_ratio: int = 4
+    iters: int = 3                # refinement iterations per frame (shared weights)
+    window: int = 8               # causal window W: the current frame and W-1 before it (+ the anchor)
+    n_freq: int = 4               # Fourier frequencies of the displacement encoding
+    disp_scale: float = 64.0      # displacement (pixels) is divided by this before encoding
+    corr_hidden: int = 128
+    pixel_mean: float = 0.5       # input = (rgb / 255 - mean) / std, RGB order
+    pixel_std: float = 0.25
+    size_multiple: int = 32       # input height and width must be multiples of this
+
+    @property
+    def n_corr(self):
+        return len(self.strides) * (2 * self.radius + 1) ** 2
+
+    @property
+    def token_in(self):
+        return self.corr_hidden + 2 + 4 * self.n_freq + 1
+
+    def to_dict(self):
+        d = asdict(self)
+        d["enc_channels"] = list(self.enc_channels)
+        d["strides"] = list(self.strides)
+        return d
+
+    @staticmethod
+    def from_dict(d):
+        d = {k: v for k, v in d.items() if k in EdgeTapConfig.__dataclass_fields__}
+        for k in ("enc_channels", "strides"):
+            if k in d:
+                d[k] = tuple(d[k])
+        return EdgeTapConfig(**d)
+
+
+# ----------------------------------------------------------------------------------------------
+# Elementary ops with documented conventions (mirrored in STREAMING.md)
+
+def upsample2(x):
+    """[..., H, W] -> [..., 2H, 2W]: out[2i] = in[i], out[2i+1] = (in[i] + in[min(i+1, n-1)]) / 2,
+    separably (rows first, then columns). This is bilinear sampling at i/2 with edge clamping,
+    i.e. consistent with 'cell u of stride s sits at image position s*u'."""
+    nxt = torch.cat([x[..., 1:, :], x[..., -1:, :]], dim=-2)
+    x = torch.stack([x, 0.5 * (x + nxt)], dim=-2).flatten(-3, -2)
+    nxt = torch.cat([x[..., 1:], x[..., -1:]], dim=-1)
+    return torch.stack([x, 0.5 * (x + nxt)], dim=-1).flatten(-2)
+
+
+def to_grid(xy, h, w):
+    """Feature-pixel coordinates -> grid_sample's [-1, 1] coordinates (align_corners=True)."""
+    gx = xy[..., 0] * (2.0 / max(w - 1, 1)) - 1.0
+    gy = xy[..., 1] * (2.0 / max(h - 1, 1)) - 1.0
+    return torch.stack([gx, gy], dim=-1)
+
+
+def bilinear_sample(feat, xy):
+    """feat [B, C, H, W], xy [B, P, 2] in feature pixels -> [B, P, C].
+    Bilinear, pixel centers at integers, zero outside the map (each of the 4 neighbours that
+    falls outside contributes 0)."""
+    h, w = feat.shape[-2:]
+    grid = to_grid(xy.float(), h, w)[:, :, None, :]
+    out = F.grid_sample(feat.float(), grid, mode="bilinear", padding_mode="zeros", align_corners=True)
+    return out[..., 0].transpose(1, 2)
+
+
+def fourier_encode(d, n_freq):
+    """d [..., 2] -> [..., 2 + 4 n_freq]: [dx, dy, then for i in 0..n-1: sin(pi 2^i dx),
+    sin(pi 2^i dy), cos(pi 2^i dx), cos(pi 2^i dy)]."""
+    parts = [d]
+    for i in range(n_freq):
+        a = d * (math.pi * 2.0 ** i)
+        parts += [torch.sin(a), torch.cos(a)]
+    return torch.cat(parts, dim=-1)
+
+
+def window_offsets(radius, device):
+    """[(2r+1)^2, 2] offsets (dx, dy), row-major: index = (dy + r) * (2r+1) + (dx + r)."""
+    r = torch.arange(-radius, radius + 1, device=device, dtype=torch.float32)
+    dy, dx = torch.meshgrid(r, r, indexing="ij")
+    return torch.stack([dx, dy], dim=-1).reshape(-1, 2)
+
+
+# ----------------------------------------------------------------------------------------------
+# Encoder
+
+class ConvBN(nn.Module):
+    """3x3 (or 1x1) conv, zero padding k//2, then BatchNorm (folded into the conv at export)."""
+
+    def __init__(self, cin, cout, stride=1, k=3):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, stride, k // 2, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+    @torch.no_grad()
+    def fold_(self):
+        if isinstance(self.bn, nn.Identity):
+            return
+        bn, c = self.bn, self.conv
+        scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+        conv = nn.Conv2d(c.in_channels, c.out_channels, c.kernel_size, c.stride, c.padding, bias=True)
+        conv.weight.copy_(c.weight * scale[:, None, None, None])
+        conv.bias.copy_(bn.bias - bn.running_mean * scale)
+        self.conv = conv.to(c.weight.device)
+        self.bn = nn.Identity()
+
+
+class Encoder(nn.Module):
+    """Strides 2-4-8-16-32; residual 3x3 blocks; top-down sums into D-channel levels 4/8/16/32."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        c2, c4, c8, c16, c32 = cfg.enc_channels
+        D = cfg.feat_dim
+        self.stem = ConvBN(3, c2, 2)
+        self.down4 = ConvBN(c2, c4, 2)
+        self.res4 = ConvBN(c4, c4)
+        self.down8 = ConvBN(c4, c8, 2)
+        self.res8 = ConvBN(c8, c8)
+        self.down16 = ConvBN(c8, c16, 2)
+        self.res16a = ConvBN(c16, c16)
+        self.res16b = ConvBN(c16, c16)
+        self.down32 = ConvBN(c16, c32, 2)
+        self.lat4 = nn.Conv2d(c4, D, 1)
+        self.lat8 = nn.Conv2d(c8, D, 1)
+        self.lat16 = nn.Conv2d(c16, D, 1)
+        self.lat32 = nn.Conv2d(c32, D, 1)
+        self.cfg = cfg
+
+    def forward(self, img):
+        """img [B, 3, H, W] RGB in [0, 255] (float) -> [f4, f8, f16, f32], each [B, D, H/s, W/s]."""
+        cfg = self.cfg
+        x = (img * (1.0 / 255.0) - cfg.pixel_mean) * (1.0 / cfg.pixel_std)
+        x = F.relu(self.stem(x))
+        c4 = F.relu(self.down4(x))
+        c4 = F.relu(c4 + self.res4(c4))
+        c8 = F.relu(self.down8(c4))
+        c8 = F.relu(c8 + self.res8(c8))
+        c16 = F.relu(self.down16(c8))
+        c16 = F.relu(c16 + self.res16a(c16))
+        c16 = F.relu(c16 + self.res16b(c16))
+        c32 = F.relu(self.down32(c16))
+        f32 = self.lat32(c32)
+        f16 = self.lat16(c16) + upsample2(f32)
+        f8 = self.lat8(c8) + upsample2(f16)
+        f4 = self.lat4(c4) + upsample2(f8)
+        return [f4, f8, f16, f32]
+
+
+# ----------------------------------------------------------------------------------------------
+# Temporal transformer
+
+class Block(nn.Module):
+    """Pre-LN transformer block: x += Wo MHA(LN1 x) with relative-time bias; x += MLP(LN2 x)."""
+
+    def __init__(self, d, heads, ratio):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, ratio * d)
+        self.fc2 = nn.Linear(ratio * d, d)
+
+    def mlp(self, x):
+        return self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    def qkv_split(self, x):
+        """x [..., d] -> q, k, v each [..., heads, d/heads]."""
+        h = self.heads
+        qkv = self.qkv(self.ln1(x))
+        q, k, v = qkv.chunk(3, dim=-1)
+        shp = x.shape[:-1] + (h, x.shape[-1] // h)
+        return q.reshape(shp), k.reshape(shp), v.reshape(shp)
+
+    def forward(self, x, bias):
+        """x [S, T, d]; bias [S, heads, T, T] additive (-inf = not attended)."""
+        S, T, d = x.shape
+        q, k, v = self.qkv_split(x)                          # [S, T, h, dh]
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))     # [S, h, T, dh]
+        att = (q @ k.transpose(-1, -2)).float() * (q.shape[-1] ** -0.5) + bias
+        att = att.softmax(dim=-1).to(v.dtype)
+        o = (att @ v).transpose(1, 2).reshape(S, T, d)
+        x = x + self.proj(o)
+        return x + self.mlp(x)
+
+
+class Tracker(nn.Module):
+    """Per (track, frame, iteration) token from correlation and displacement; causal blocks; heads."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg.width
+        self.corr1 = nn.Linear(cfg.n_corr, cfg.corr_hidden)
+        self.corr2 = nn.Linear(cfg.corr_hidden, cfg.corr_hidden)
+        self.inp = nn.Linear(cfg.token_in, d)
+        self.h0 = nn.Parameter(torch.zeros(d))
+        self.rel_bias = nn.Parameter(torch.zeros(cfg.heads, cfg.window + 1))
+        self.blocks = nn.ModuleList([Block(d, cfg.heads, cfg.mlp_ratio) for _ in range(cfg.blocks)])
+        self.ln_out = nn.LayerNorm(d)
+        self.head = nn.Linear(d, 4)
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+        self.cfg = cfg
+
+    def token(self, corr, p, pq, is_anchor):
+        """corr [..., n_corr], p/pq [..., 2] (pixels), is_anchor [...] bool -> [..., width]."""
+        c = self.corr2(F.gelu(self.corr1(corr)))
+        enc = fourier_encode((p - pq) * (1.0 / self.cfg.disp_scale), self.cfg.n_freq)
+        a = is_anchor.to(enc.dtype)[..., None]
+        return self.inp(torch.cat([c, enc.to(c.dtype), a.to(c.dtype)], dim=-1))
+
+    def readout(self, h):
+        """h [..., width] -> (delta_xy [..., 2] float32, vis_logit, conf_logit)."""
+        o = self.head(self.ln_out(h)).float()
+        return o[..., :2], o[..., 2], o[..., 3]
+
+
+class EdgeTap(nn.Module):
+    def __init__(self, cfg=None):
+        super().__init__()
+        self.cfg = cfg or EdgeTapConfig()
+        self.encoder = Encoder(self.cfg)
+        self.tracker = Tracker(self.cfg)
+
+    def fold_bn_(self):
+        for m in self.encoder.modules():
+            if isinstance(m, ConvBN):
+                m.fold_()
+        return self
+
+    # ---- parallel (training) forward ----------------------------------------------------------
+
+    def attn_bias(self, tq, T):
+        """tq [S] long -> [S, heads, T, T] additive bias of the causal window + anchor mask.
+        Frame t attends to frame s iff s >= tq and (t-W < s <= t, or s == tq <= t).
+        Bias index: t - s inside the window, W for the anchor beyond it."""
+        W = self.cfg.window
+        dev = tq.device
+        t = torch.arange(T, device=dev)[:, None]
+        s = torch.arange(T, device=dev)[None, :]
+        delta = t - s
+        idx = delta.clamp(0, W)
+        bias = self.tracker.rel_bias.float()[:, idx]                  # [h, T, T]
+        tq_ = tq[:, None, None]
+        valid = (s[None] >= tq_) & (((delta >= 0) & (delta < W))[None] | ((s[None] == tq_) & (delta[None] >= 0)))
+        # frames before the query frame: attend to themselves only (their outputs are unused)
+        valid = valid | ((t == s)[None] & (t[None] < tq_))
+        return bias[None].masked_fill(~valid[:, None], float("-inf"))
+
+    def corr_maps(self, feats, tq, pq):
+        """feats: levels [B*T, D, H, W]; tq [B, N]; pq [B, N, 2].
+        Returns query descriptors per level [B, N, D] and correlation maps [B*N*T, 1, H, W] (fp32)."""
+        B, N = tq.shape
+        T = feats[0].shape[0] // B
+        D = self.cfg.feat_dim
+        descs, maps = [], []
+        for f, s in zip(feats, self.cfg.strides):
+            h, w = f.shape[-2:]
+            pts = (pq / s)[:, None].expand(B, T, N, 2).reshape(B * T, N, 2)
+            allq = bilinear_sample(f, pts).reshape(B, T, N, D)
+            q = torch.gather(allq, 1, tq[:, None, :, None].expand(B, 1, N, D))[:, 0]    # [B, N, D]
+            descs.append(q)
+            fb = f.reshape(B, T, D, h * w).transpose(1, 2).reshape(B, D, T * h * w)
+            cm = torch.matmul(q.to(fb.dtype), fb) * (D ** -0.5)                         # [B, N, T*h*w]
+            maps.append(cm.float().reshape(B * N * T, 1, h, w))
+        return descs, maps
+
+    def sample_corr(self, maps, p):
+        """maps from corr_maps; p [B, N, T, 2] pixels -> [B, N, T, n_corr]."""
+        B, N, T, _ = p.shape
+        r = self.cfg.radius
+        k = 2 * r + 1
+        off = window_offsets(r, p.device).reshape(k, k, 2)
+        out = []
+        for m, s in zip(maps, self.cfg.strides):
+            h, w = m.shape[-2:]
+            g = (p.reshape(B * N * T, 1, 1, 2) / s) + off
+            v = F.grid_sample(m, to_grid(g, h, w), mode="bilinear", padding_mode="zeros", align_corners=True)
+            out.append(v.reshape(B, N, T, k * k))
+        return torch.cat(out, dim=-1)
+
+    def forward_parallel(self, video, tq, pq, p_init, iters=None, feats=None):
+        """video [B, T, 3, H, W] in [0, 255]; tq [B, N] long; pq [B, N, 2]; p_init [B, N, T, 2]
+        (estimate entering iteration 0 of each frame; the caller puts pq at t == tq).
+        Returns positions [K, B, N, T, 2], vis logits [K, B, N, T], conf logits [K, B, N, T]."""
+        cfg = self.cfg
+        B, T = video.shape[:2]
+        N = tq.shape[1]
+        K = iters or cfg.iters
+        if feats is None:
+            feats = self.encoder(video.flatten(0, 1))
+        _, maps = self.corr_maps(feats, tq, pq)
+        tr = self.tracker
+        S = B * N
+        bias = self.attn_bias(tq.reshape(S), T)
+        tt = torch.arange(T, device=tq.device)
+        is_q = (tt[None, None, :] == tq[:, :, None])                         # [B, N, T]
+        pq_t = pq[:, :, None, :].expand(B, N, T, 2)
+        p = torch.where(is_q[..., None], pq_t, p_init.float())
+        h = tr.h0.expand(B, N, T, cfg.width)
+        ps, vs, cs = [], [], []
+        for _ in range(K):
+            p = p.detach()
+            corr = self.sample_corr(maps, p)
+            x = tr.token(corr, p, pq_t, is_q) + h
+            x = x.reshape(S, T, cfg.width)
+            for blk in tr.blocks:
+                x = blk(x, bias)
+            h = x.reshape(B, N, T, cfg.width)
+            dp, vis, conf = tr.readout(h)
+            p = torch.where(is_q[..., None], pq_t, p + dp)
+            ps.append(p)
+            vs.append(vis)
+            cs.append(conf)
+        return torch.stack(ps), torch.stack(vs), torch.stack(cs)
+
+
+    def forward(self, video, tq, pq, p_init, self_mask=None):
+        """Training forward. With `self_mask` [B, N] bool, those tracks enter each frame with the
+        model's own final estimate of the previous frame, from a no-grad pass over the same
+        features (the rest enter with p_init, e.g. noisy ground truth). Returns forward_parallel's."""
+        feats = self.encoder(video.flatten(0, 1).contiguous(memory_format=torch.channels_last))
+        if self_mask is not None:
+            with torch.no_grad():
+                ps0, _, _ = self.forward_parallel(video, tq, pq, p_init, feats=[f.detach() for f in feats])
+                prev = torch.cat([ps0[-1][:, :, :1], ps0[-1][:, :, :-1]], dim=2)
+                T = video.shape[1]
+                tt = torch.arange(T, device=tq.device)[None, None, :, None]
+                own = torch.where(tt <= tq[:, :, None, None] + 1, p_init, prev)
+                p_init = torch.where(self_mask[:, :, None, None], own, p_init)
+        return self.forward_parallel(video, tq, pq, p_init, feats=feats)
+
+
+def count_params(model):
+    return sum(p.numel() for p in model.parameters())

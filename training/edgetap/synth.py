@@ -1,0 +1,412 @@
+"""Synthetic tracking clips rendered on the GPU from real photographs, with exact tracks.
+
+A clip is a background photo under a smooth homography path (camera motion) plus up to
+`max_objects` photo cut-outs (RGBA) under smooth affine paths with optional smooth non-rigid
+deformation, composited in a fixed z-order. Every track is a point on one layer: its position in
+every frame follows from the layer's transform, and it is visible where it is inside the frame
+and its own layer is the topmost opaque one (alpha > 0.5) at its pixel. Photometric drift per
+layer, global gain, noise, defocus blur and motion blur (averaged sub-frame renders).
+
+All paths are functions of continuous time, so motion blur is an average of renders at
+t + offsets. Random parameters come from a CPU torch.Generator (deterministic per seed); pixel-
+sized random tensors from a CUDA generator seeded from it.
+"""
+import glob
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from PIL import Image
+
+BG = 512
+STAMP = 128
+# backgrounds held out of training for the periodic validation set (file-name prefixes)
+VAL_BG = ("photo_003_", "photo_010_", "photo_030_", "pattern_000", "pattern_050", "pattern_100")
+
+
+@dataclass
+class SynthOptions:
+    max_objects: int = 4
+    cam_speed: float = 5.0        # px/frame at 256 px (scaled with size)
+    obj_speed: float = 7.0
+    jump_prob: float = 0.12       # clips with 3-4x faster motion (large displacements)
+    static_cam_prob: float = 0.15
+    deform_prob: float = 0.5
+    motion_blur_prob: float = 0.2
+    defocus_prob: float = 0.25
+    noise_max: float = 0.03
+    obj_point_weight: float = 2.0  # extra sampling weight of candidate points on objects
+    tq_zero_prob: float = 0.5     # fraction of tracks queried at frame 0
+
+
+class Banks:
+    """bg [Nb, 3, BG, BG] uint8; stamps [Ns, 4, STAMP, STAMP] uint8 (RGBA, centred, transparent pad)."""
+
+    def __init__(self, bg, stamps):
+        self.bg = bg
+        self.stamps = stamps
+
+
+def _load_rgb(path, size):
+    im = Image.open(path).convert("RGB")
+    a = np.asarray(im)
+    if a.shape[0] != size or a.shape[1] != size:  # tileable pattern stored at native size
+        a = np.tile(a, (size // a.shape[0] + 1, size // a.shape[1] + 1, 1))[:size, :size]
+    return torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1)
+
+
+def _load_stamp(path):
+    im = Image.open(path).convert("RGBA")
+    a = np.asarray(im)
+    out = np.zeros((STAMP, STAMP, 4), np.uint8)
+    h, w = a.shape[:2]
+    y0, x0 = (STAMP - h) // 2, (STAMP - w) // 2
+    out[y0:y0 + h, x0:x0 + w] = a
+    return torch.from_numpy(out).permute(2, 0, 1)
+
+
+def load_train_banks(data_dir, device, split="train", n_blobs=192, seed=0):
+    """split 'train' or 'val' (disjoint backgrounds; every 10th stamp is validation-only)."""
+    files = sorted(glob.glob(os.path.join(data_dir, "train", "bg", "*.jpg")))
+    is_val = [os.path.basename(f).startswith(VAL_BG) for f in files]
+    files = [f for f, v in zip(files, is_val) if v == (split == "val")]
+    bg = torch.stack([_load_rgb(f, BG) for f in files]).to(device)
+    sfiles = sorted(glob.glob(os.path.join(data_dir, "train", "stamps", "*.png")))
+    sfiles = [f for i, f in enumerate(sfiles) if (i % 10 == 0) == (split == "val")]
+    stamps = torch.stack([_load_stamp(f) for f in sfiles]).to(device)
+    photos = torch.stack([_load_rgb(f, BG) for f in files if "photo_" in os.path.basename(f)]).to(device)
+    blobs = make_blob_stamps(photos, n_blobs if split == "train" else n_blobs // 4,
+                             torch.Generator().manual_seed(seed + 17))
+    return Banks(bg, torch.cat([stamps, blobs]))
+
+
+def load_reserved_banks(data_dir, device, seed=2026):
+    """Evaluation-only banks from RESERVED photos: backgrounds and blob cut-outs of them."""
+    files = sorted(glob.glob(os.path.join(data_dir, "reserved", "*.jpg")))
+    bg = torch.stack([_load_rgb(f, BG) for f in files]).to(device)
+    blobs = make_blob_stamps(bg, 128, torch.Generator().manual_seed(seed))
+    return Banks(bg, blobs)
+
+
+def make_blob_stamps(photos, n, gen):
+    """Cut-outs of random photo crops with smooth star-shaped soft alpha mattes."""
+    dev = photos.device
+    idx = torch.randint(0, photos.shape[0], (n,), generator=gen)
+    crop = torch.randint(96, 320, (n,), generator=gen)
+    out = []
+    yy, xx = torch.meshgrid(torch.arange(STAMP, dtype=torch.float32),
+                            torch.arange(STAMP, dtype=torch.float32), indexing="ij")
+    cx = cy = (STAMP - 1) / 2
+    rho = torch.sqrt((xx - cx) ** 2 + (yy - cy) ** 2)
+    th = torch.atan2(yy - cy, xx - cx)
+    for i in range(n):
+        c = int(crop[i])
+        x0 = int(torch.randint(0, BG - c, (1,), generator=gen))
+        y0 = int(torch.randint(0, BG - c, (1,), generator=gen))
+        rgb = photos[idx[i], :, y0:y0 + c, x0:x0 + c].float()[None]
+        rgb = F.interpolate(rgb, size=(STAMP, STAMP), mode="bilinear", align_corners=False)[0].cpu()
+        r = torch.ones_like(th)
+        for k in range(1, 5):
+            a = (torch.rand(1, generator=gen) - 0.5) * 0.5 / k
+            ph = torch.rand(1, generator=gen) * 2 * math.pi
+            r = r + a * torch.cos(k * th + ph)
+        aspect = 0.6 + 0.4 * torch.rand(1, generator=gen)
+        rr = rho * torch.sqrt(torch.cos(th) ** 2 + (torch.sin(th) / aspect) ** 2)
+        alpha = ((r * 0.47 * STAMP - rr) / 1.5 + 0.5).clamp(0, 1)
+        out.append(torch.cat([rgb, alpha[None] * 255]).round().clamp(0, 255).to(torch.uint8))
+    return torch.stack(out).to(dev)
+
+
+# ----------------------------------------------------------------------------------------------
+# geometry helpers (float64 where solved)
+
+def homography_from_corners(src, dst):
+    """src, dst [..., 4, 2] -> H [..., 3, 3] with dst ~ H src (DLT, float64)."""
+    src = src.double()
+    dst = dst.double()
+    x, y = src[..., 0], src[..., 1]
+    u, v = dst[..., 0], dst[..., 1]
+    z, o = torch.zeros_like(x), torch.ones_like(x)
+    r1 = torch.stack([x, y, o, z, z, z, -x * u, -y * u], -1)
+    r2 = torch.stack([z, z, z, x, y, o, -x * v, -y * v], -1)
+    A = torch.cat([r1, r2], -2)
+    b = torch.cat([u, v], -1)
+    h = torch.linalg.solve(A, b[..., None])[..., 0]
+    return torch.cat([h, torch.ones_like(h[..., :1])], -1).reshape(h.shape[:-1] + (3, 3))
+
+
+def apply_h(H, p):
+    """H [..., 3, 3], p [..., P, 2] -> [..., P, 2]."""
+    ph = torch.cat([p, torch.ones_like(p[..., :1])], -1)
+    q = ph @ H.transpose(-1, -2)
+    return q[..., :2] / q[..., 2:3]
+
+
+def rot(theta):
+    c, s = torch.cos(theta), torch.sin(theta)
+    return torch.stack([torch.stack([c, -s], -1), torch.stack([s, c], -1)], -2)
+
+
+def _u(gen, *shape, lo=0.0, hi=1.0):
+    return lo + (hi - lo) * torch.rand(*shape, generator=gen)
+
+
+def _n(gen, *shape, std=1.0):
+    return std * torch.randn(*shape, generator=gen)
+
+
+def _rand_dir(gen, *shape):
+    a = _u(gen, *shape, hi=2 * math.pi)
+    return torch.stack([torch.cos(a), torch.sin(a)], -1)
+
+
+class ClipParams:
+    """All random parameters of B clips (drawn on the CPU generator, moved to `device`)."""
+
+    def __init__(self, banks, B, T, S, gen, opt, device):
+        M = opt.max_objects
+        sc = S / 256.0
+        jump = (torch.rand(B, generator=gen) < opt.jump_prob).float()
+        speed_mul = 1 + jump * _u(gen, B, lo=2.0, hi=3.5)
+        # --- camera: texture px per output px, centre path, rotation, zoom, perspective corners
+        self.bg_idx = torch.randint(0, banks.bg.shape[0], (B,), generator=gen)
+        m0 = _u(gen, B, lo=0.55, hi=1.6) * 256.0 / S           # texture px per output px
+        static = (torch.rand(B, generator=gen) < opt.static_cam_prob).float()
+        v = _rand_dir(gen, B) * (_u(gen, B, hi=opt.cam_speed) * speed_mul * (1 - static))[:, None]
+        acc = _n(gen, B, 2, std=0.08) * (1 - static)[:, None]
+        self.cam = dict(
+            c0=torch.full((B, 2), BG / 2.0) + _n(gen, B, 2, std=40.0),
+            v=v * m0[:, None] * sc, acc=acc * m0[:, None] * sc, m0=m0,
+            th0=_n(gen, B, std=0.25), om=_n(gen, B, std=0.012) * (1 - static) * speed_mul,
+            zeta=_n(gen, B, std=0.01) * (1 - static),
+            e0=_n(gen, B, 4, 2, std=0.03), e1=_n(gen, B, 4, 2, std=0.03) * (1 - static)[:, None, None],
+            flip=torch.where(torch.rand(B, 2, generator=gen) < 0.5, -1.0, 1.0),
+        )
+        # --- objects
+        nobj = torch.randint(0, M + 1, (B,), generator=gen)
+        nobj = torch.where(torch.rand(B, generator=gen) < 0.15, torch.ones_like(nobj), nobj)
+        self.active = (torch.arange(M)[None] < nobj[:, None]).float()         # [B, M]
+        self.st_idx = torch.randint(0, banks.stamps.shape[0], (B, M), generator=gen)
+        size = _u(gen, B, M, lo=0.18, hi=0.6) * S
+        ov = _rand_dir(gen, B, M) * (_u(gen, B, M, hi=opt.obj_speed) * sc * speed_mul[:, None])[..., None]
+        self.obj = dict(
+            c0=_u(gen, B, M, 2, lo=-0.05, hi=1.05) * S, v=ov, acc=_n(gen, B, M, 2, std=0.1 * sc),
+            amp=_u(gen, B, M, 2, hi=12.0 * sc), w=_u(gen, B, M, 2, lo=0.1, hi=0.4),
+            ph=_u(gen, B, M, 2, hi=2 * math.pi),
+            th0=_u(gen, B, M, lo=-0.6, hi=0.6), om=_n(gen, B, M, std=0.03),
+            s0=size / STAMP, zeta=_n(gen, B, M, std=0.012),
+            flip=torch.where(torch.rand(B, M, generator=gen) < 0.5, -1.0, 1.0),
+        )
+        # deformation: 2 travelling sine components per object, in stamp pixels
+        deform = (torch.rand(B, M, 1, generator=gen) < opt.deform_prob).float()
+        self.deform_p = dict(
+            a=_u(gen, B, M, 2, hi=4.0) * deform, k=_u(gen, B, M, 2, lo=0.4, hi=1.2),
+            n=_rand_dir(gen, B, M, 2), d=_rand_dir(gen, B, M, 2), ph=_u(gen, B, M, 2, hi=2 * math.pi),
+            w=_u(gen, B, M, 2, lo=0.05, hi=0.3), psi=_u(gen, B, M, 2, hi=2 * math.pi),
+        )
+        # photometric
+        self.photo = dict(
+            g0=_n(gen, B, 3, std=0.1), g1=_n(gen, B, 3, std=0.12),
+            obj_g0=_n(gen, B, M, 3, std=0.12), obj_g1=_n(gen, B, M, 3, std=0.12),
+            contrast=_u(gen, B, lo=0.75, hi=1.2),
+            noise=_u(gen, B, hi=opt.noise_max),
+            gray=(torch.rand(B, generator=gen) < 0.08).float(),
+            defocus=torch.where(torch.rand(B, generator=gen) < opt.defocus_prob, _u(gen, B, lo=0.4, hi=1.3), torch.zeros(B)),
+        )
+        self.motion_blur = bool(torch.rand(1, generator=gen) < opt.motion_blur_prob)
+        self.shutter = float(_u(gen, 1, lo=0.3, hi=0.8))
+        for d in (self.cam, self.obj, self.deform_p, self.photo):
+            for k in d:
+                d[k] = d[k].to(device)
+        self.active = self.active.to(device)
+        self.bg_idx = self.bg_idx.to(device)
+        self.st_idx = self.st_idx.to(device)
+        self.S = S
+        self.B, self.M = B, M
+
+    # --- paths --------------------------------------------------------------------------------
+
+    def cam_h(self, t):
+        """t [Tt] -> [B, Tt, 3, 3] homography output px -> texture px."""
+        c, S = self.cam, self.S
+        t_ = t[None, :, None]
+        ctr = c["c0"][:, None] + c["v"][:, None] * t_ + 0.5 * c["acc"][:, None] * t_ ** 2
+        th = c["th0"][:, None] + c["om"][:, None] * t[None]
+        m = c["m0"][:, None] * torch.exp(c["zeta"][:, None] * t[None])
+        half = (S - 1) / 2.0
+        corners = torch.tensor([[0, 0], [S - 1, 0], [S - 1, S - 1], [0, S - 1]], dtype=torch.float32, device=t.device)
+        rel = (corners - half)[None, None] * c["flip"][:, None, None, :]          # [B, 1, 4, 2]
+        pert = (c["e0"][:, None] + c["e1"][:, None] * (t[None, :, None, None] / 24.0)) * (S - 1)
+        rel = rel + pert                                                         # [B, Tt, 4, 2]
+        R = rot(th)                                                              # [B, Tt, 2, 2]
+        dst = ctr[:, :, None] + m[..., None, None] * (rel @ R.transpose(-1, -2))
+        src = corners[None, None].expand_as(dst)
+        return homography_from_corners(src, dst).float()
+
+    def _p(self, d, key, m, nd):
+        """Parameter d[key][:, m] reshaped to [B, 1 x nd, ...rest] for broadcasting over time dims."""
+        x = d[key][:, m]
+        return x.reshape((x.shape[0],) + (1,) * nd + tuple(x.shape[1:]))
+
+    def obj_affine(self, m, t):
+        """Object slot m at times t [B, *X] -> A [B, *X, 2, 2], c [B, *X, 2]:
+        output = c + A (y - y_c), y in stamp px, y_c the stamp centre."""
+        o, nd = self.obj, t.dim() - 1
+        t_ = t[..., None]
+        ctr = (self._p(o, "c0", m, nd) + self._p(o, "v", m, nd) * t_ + 0.5 * self._p(o, "acc", m, nd) * t_ ** 2
+               + self._p(o, "amp", m, nd) * torch.sin(self._p(o, "w", m, nd) * t_ + self._p(o, "ph", m, nd)))
+        th = self._p(o, "th0", m, nd) + self._p(o, "om", m, nd) * t
+        s = self._p(o, "s0", m, nd) * torch.exp(self._p(o, "zeta", m, nd) * t)
+        A = rot(th) * s[..., None, None]
+        f = self._p(o, "flip", m, nd)
+        flip = torch.stack([f, torch.ones_like(f)], -1)                          # mirror x
+        return A * flip[..., None, :], ctr
+
+    def deform(self, m, y, t):
+        """Smooth displacement in stamp px: y [B, *X, 2], t [B, *X] -> [B, *X, 2].
+        Two travelling sine components: a sin(w t + psi) sin(2 pi k (n . y) / STAMP + ph) d."""
+        d, nd = self.deform_p, t.dim() - 1
+        amp = self._p(d, "a", m, nd) * torch.sin(self._p(d, "w", m, nd) * t[..., None] + self._p(d, "psi", m, nd))
+        phase = (y[..., None, :] * self._p(d, "n", m, nd)).sum(-1)
+        phase = phase * (2 * math.pi / STAMP) * self._p(d, "k", m, nd) + self._p(d, "ph", m, nd)
+        return ((amp * torch.sin(phase))[..., None] * self._p(d, "d", m, nd)).sum(-2)
+
+    def out_to_stamp(self, m, x, t):
+        """Output px -> the stamp px that slot m shows there. x [B, *X, 2], t [B, *X]."""
+        A, c = self.obj_affine(m, t)
+        yc = (STAMP - 1) / 2.0
+        y = ((x - c)[..., None, :] @ torch.linalg.inv(A).transpose(-1, -2))[..., 0, :] + yc
+        return y + self.deform(m, y, t)
+
+    def stamp_to_out(self, m, z, t, iters=8):
+        """Inverse of out_to_stamp. Fixed point y = z - D(y), a contraction since |grad D| < 0.5."""
+        y = z
+        for _ in range(iters):
+            y = z - self.deform(m, y, t)
+        A, c = self.obj_affine(m, t)
+        return ((y - (STAMP - 1) / 2.0)[..., None, :] @ A.transpose(-1, -2))[..., 0, :] + c
+
+
+def _sample_tex(tex, coords, size):
+    """tex [B, C, size, size] float, coords [B, Hg, Wg, 2] in texture px -> [B, C, Hg, Wg]."""
+    g = coords * (2.0 / (size - 1)) - 1.0
+    return F.grid_sample(tex, g, mode="bilinear", padding_mode="zeros", align_corners=True)
+
+
+def _render(banks, P, times, S):
+    """Renders frames at times [T] -> (rgb [B, T, 3, S, S] in 0..1, top layer id [B, T, S, S])."""
+    B, M = P.B, P.M
+    T = times.shape[0]
+    dev = times.device
+    ys, xs = torch.meshgrid(torch.arange(S, device=dev, dtype=torch.float32),
+                            torch.arange(S, device=dev, dtype=torch.float32), indexing="ij")
+    pix = torch.stack([xs, ys], -1).reshape(1, S * S, 2)
+    H = P.cam_h(times)                                                            # [B, T, 3, 3]
+    src = apply_h(H, pix[None].expand(B, T, S * S, 2))                           # [B, T, S*S, 2]
+    # reflection padding keeps the frame filled when the camera looks past the photo's edge
+    g = src * (2.0 / (BG - 1)) - 1.0
+    bg = banks.bg[P.bg_idx].float() / 255.0
+    img = F.grid_sample(bg, g.reshape(B, T * S, S, 2), mode="bilinear", padding_mode="reflection",
+                        align_corners=True).reshape(B, 3, T, S, S).permute(0, 2, 1, 3, 4)
+    ph = P.photo
+    tt = (times / 24.0)[None, :, None]
+    gain = torch.exp(ph["g0"][:, None] + ph["g1"][:, None] * tt)                 # [B, T, 3]
+    img = img * gain[..., None, None]
+    top = torch.zeros(B, T, S, S, dtype=torch.uint8, device=dev)
+    tgrid = times[None, :, None].expand(B, T, S * S)
+    for m in range(M):
+        z = P.out_to_stamp(m, pix[:, None].expand(B, T, S * S, 2), tgrid)       # [B, T, S*S, 2]
+        st = banks.stamps[P.st_idx[:, m]].float() / 255.0                        # [B, 4, STAMP, STAMP]
+        layer = _sample_tex(st, z.reshape(B, T * S, S, 2), STAMP).reshape(B, 4, T, S, S).permute(0, 2, 1, 3, 4)
+        alpha = layer[:, :, 3:4] * P.active[:, m, None, None, None, None]
+        og = torch.exp(ph["obj_g0"][:, m, None] + ph["obj_g1"][:, m, None] * tt)  # [B, T, 3]
+        img = alpha * layer[:, :, :3] * og[..., None, None] + (1 - alpha) * img
+        top = torch.where(alpha[:, :, 0] > 0.5, torch.full_like(top, m + 1), top)
+    return img, top
+
+
+def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
+    """Returns dict: video [B, T, 3, S, S] float 0..255, tracks [B, N, T, 2] (pixels of the clip,
+    centres at integers), vis [B, N, T] bool, tq [B, N] long (vis[b, n, tq] is True)."""
+    opt = opt or SynthOptions()
+    P = ClipParams(banks, B, T, S, gen, opt, device)
+    M = P.M
+    cg = torch.Generator(device=device)
+    cg.manual_seed(int(torch.randint(0, 2 ** 62, (1,), generator=gen)))
+    times = torch.arange(T, device=device, dtype=torch.float32)
+    img, top = _render(banks, P, times, S)
+    if P.motion_blur:
+        acc = img
+        for off in (-0.5, 0.5):
+            acc = acc + _render(banks, P, times + off * P.shutter, S)[0]
+        img = acc / 3.0
+    ph = P.photo
+    mean = img.mean(dim=(2, 3, 4), keepdim=True)
+    img = (img - mean) * ph["contrast"][:, None, None, None, None] + mean
+    gray = img.mean(2, keepdim=True).expand_as(img)
+    gw = ph["gray"][:, None, None, None, None]
+    img = gw * gray + (1 - gw) * img
+    if bool((ph["defocus"] > 0).any()):
+        img = _defocus(img, ph["defocus"])
+    img = img + torch.randn(img.shape, generator=cg, device=device) * ph["noise"][:, None, None, None, None]
+    video = (img.clamp(0, 1) * 255.0)
+
+    # ---- queries: candidates at random (frame, pixel), weighted toward objects, Gumbel top-N
+    C = 4 * N
+    tq_c = torch.where(torch.rand(B, C, generator=cg, device=device) < opt.tq_zero_prob,
+                       torch.zeros(B, C, device=device, dtype=torch.long),
+                       torch.randint(0, max(1, T - 3), (B, C), generator=cg, device=device))
+    px = torch.randint(0, S, (B, C, 2), generator=cg, device=device)
+    bidx = torch.arange(B, device=device)[:, None].expand(B, C)
+    layer_c = top[bidx, tq_c, px[..., 1], px[..., 0]].long()
+    w = 1.0 + opt.obj_point_weight * (layer_c > 0).float()
+    gumbel = -torch.log(-torch.log(torch.rand(B, C, generator=cg, device=device).clamp(1e-9, 1 - 1e-9)))
+    sel = torch.topk(torch.log(w) + gumbel, N, dim=1).indices
+    tq = torch.gather(tq_c, 1, sel)
+    layer = torch.gather(layer_c, 1, sel)
+    xq = torch.gather(px, 1, sel[..., None].expand(B, N, 2)).float()
+    xq = xq + torch.rand(B, N, 2, generator=cg, device=device) - 0.5   # sub-pixel, same rounded pixel
+
+    # ---- trajectories on every layer, then pick each track's own
+    H = P.cam_h(times)                                                      # [B, T, 3, 3]
+    Hq = H[torch.arange(B, device=device)[:, None], tq]                     # [B, N, 3, 3]
+    u = apply_h(Hq, xq[:, :, None, :])[:, :, 0]                             # texture px [B, N, 2]
+    Hinv = torch.linalg.inv(H.double()).float()
+    bg_tr = apply_h(Hinv, u[:, None].expand(B, T, N, 2)).permute(0, 2, 1, 3)   # [B, N, T, 2]
+    # objects: stamp coordinate at the query frame, then the inverse map at every frame
+    tall = times[None, None].expand(B, N, T)
+    obj_tr = []
+    for m in range(M):
+        zq = P.out_to_stamp(m, xq, tq.float())                              # [B, N, 2]
+        obj_tr.append(P.stamp_to_out(m, zq[:, :, None].expand(B, N, T, 2), tall))   # [B, N, T, 2]
+    obj_tr = torch.stack(obj_tr, 1)                                         # [B, M, N, T, 2]
+    tracks = bg_tr
+    for m in range(M):
+        tracks = torch.where((layer == m + 1)[:, :, None, None], obj_tr[:, m], tracks)
+    inside = (tracks[..., 0] >= 0) & (tracks[..., 0] <= S - 1) & (tracks[..., 1] >= 0) & (tracks[..., 1] <= S - 1)
+    rx = tracks[..., 0].round().clamp(0, S - 1).long()
+    ry = tracks[..., 1].round().clamp(0, S - 1).long()
+    tt = torch.arange(T, device=device)[None, None].expand(B, N, T)
+    bb = torch.arange(B, device=device)[:, None, None].expand(B, N, T)
+    top_at = top[bb, tt, ry, rx].long()
+    vis = inside & (top_at == layer[:, :, None])
+    # the query frame is visible by construction; enforce it against rounding at the border
+    vis = vis | (tt == tq[:, :, None])
+    return dict(video=video, tracks=tracks, vis=vis, tq=tq, layer=layer)
+
+
+def _defocus(img, sigma):
+    """Per-clip Gaussian blur (sigma [B], 0 = none), 5-tap separable."""
+    B, T, C, S, _ = img.shape
+    r = torch.arange(-2, 3, device=img.device, dtype=torch.float32)
+    k = torch.exp(-0.5 * (r[None] / sigma.clamp(min=1e-3)[:, None]) ** 2)
+    k = torch.where(sigma[:, None] > 0, k, (r[None] == 0).float())
+    k = k / k.sum(-1, keepdim=True)                                         # [B, 5]
+    x = img.permute(1, 0, 2, 3, 4).reshape(T, B * C, S, S)
+    kk = k[:, None].expand(B, C, 5).reshape(B * C, 1, 1, 5)
+    x = F.conv2d(F.pad(x, (2, 2, 0, 0), mode="replicate"), kk, groups=B * C)
+    x = F.conv2d(F.pad(x, (0, 0, 2, 2), mode="replicate"), kk.transpose(-1, -2), groups=B * C)
+    return x.reshape(T, B, C, S, S).permute(1, 0, 2, 3, 4)

@@ -1,0 +1,86 @@
+"""CPU checks of the network's invariants (run: python3 -m pytest training/tests -q).
+
+* streaming (engine.StreamingTracker) == parallel (EdgeTap.forward_parallel) given the same
+  per-frame initial estimates - this is what makes training match the C++ streaming engine;
+* BatchNorm folding does not change the encoder;
+* upsample2 == bilinear sampling at i/2 with edge clamping.
+"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from edgetap.engine import StreamingTracker  # noqa: E402
+from edgetap.model import EdgeTap, EdgeTapConfig, upsample2  # noqa: E402
+
+
+def _randomize(model, gen):
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.2)
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen) * 0.1)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
+
+
+def _small_model(seed=0):
+    cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+    m = EdgeTap(cfg).eval()
+    _randomize(m, torch.Generator().manual_seed(seed))
+    return m
+
+
+def test_streaming_equals_parallel():
+    torch.manual_seed(0)
+    m = _small_model()
+    B, T, N, S = 2, 7, 5, 64
+    video = torch.rand(B, T, 3, S, S) * 255
+    tq = torch.tensor([[0, 0, 2, 4, 6], [1, 0, 3, 0, 5]])
+    pq = torch.rand(B, N, 2) * (S - 1)
+    st = StreamingTracker(m, tq, pq, record={})
+    outs = [st.step(video[:, t]) for t in range(T)]
+    p_init = torch.stack(st.record["p_init"], 2)                     # [B, N, T, 2]
+    xy_s = torch.stack([o[0] for o in outs], 2)
+    with torch.no_grad():
+        ps, vs, cs = m.forward_parallel(video, tq, pq, p_init)
+    valid = torch.arange(T)[None, None, :] >= tq[:, :, None]
+    err = (ps[-1] - xy_s).norm(dim=-1)[valid].max().item()
+    assert err < 1e-3, err
+    vis_s = torch.stack([o[1] for o in outs], 2)
+    after = torch.arange(T)[None, None, :] > tq[:, :, None]
+    verr = (torch.sigmoid(vs[-1]) - vis_s).abs()[after].max().item()
+    assert verr < 1e-4, verr
+    # per-iteration positions too
+    it_s = torch.stack(st.record["iter_xy"]).reshape(T, m.cfg.iters, B, N, 2).permute(1, 2, 3, 0, 4)
+    ierr = (ps - it_s).norm(dim=-1)[:, valid].max().item()
+    assert ierr < 1e-3, ierr
+
+
+def test_bn_fold():
+    m = _small_model(1)
+    x = torch.rand(2, 3, 64, 96) * 255
+    with torch.no_grad():
+        a = m.encoder(x)
+        m.fold_bn_()
+        b = m.encoder(x)
+    for u, v in zip(a, b):
+        assert (u - v).abs().max().item() < 1e-4 * (1 + u.abs().max().item())
+
+
+def test_upsample2():
+    x = torch.randn(1, 2, 5, 4)
+    y = upsample2(x)
+    assert y.shape == (1, 2, 10, 8)
+    assert torch.allclose(y[..., ::2, ::2], x)
+    assert torch.allclose(y[..., 1, 0], 0.5 * (x[..., 0, 0] + x[..., 1, 0]))
+    assert torch.allclose(y[..., 9, 7], x[..., 4, 3])
+    assert torch.allclose(y[..., 3, 3], 0.25 * (x[..., 1, 1] + x[..., 2, 1] + x[..., 1, 2] + x[..., 2, 2]))
+
+
+if __name__ == "__main__":
+    test_streaming_equals_parallel()
+    test_bn_fold()
+    test_upsample2()
+    print("3 passed, 0 failed")

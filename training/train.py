@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Trains EdgeTAP in resumable chunks on clips synthesized on the GPU.
+
+  python3 training/train.py --ckpt training/checkpoints/edgetap-v1.pt --chunk-seconds 480 \
+      --total-seconds 1300 [--data training/.data] [--out DIR]
+  torchrun --nproc_per_node=2 training/train.py ...      (data parallel; same flags)
+
+The learning-rate schedule is a function of accumulated TRAINING seconds (warm-up by steps, then
+cosine to 2% at --total-seconds), stored in the checkpoint with the step count, so a run split
+into chunks of any length follows one schedule. The checkpoint holds fp32 weights, bf16 Adam
+moments, step, seconds, config and the log; each chunk replaces it.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from edgetap import evalsets, synth  # noqa: E402
+from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
+from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def parse():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=os.path.join(HERE, ".data"))
+    ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-v1.pt"))
+    ap.add_argument("--out", default=None, help="also copy checkpoint and log here")
+    ap.add_argument("--chunk-seconds", type=float, default=480)
+    ap.add_argument("--total-seconds", type=float, default=None, help="schedule length (kept in ckpt)")
+    ap.add_argument("--batch", type=int, default=8, help="clips per GPU")
+    ap.add_argument("--frames", type=int, default=24)
+    ap.add_argument("--tracks", type=int, default=256)
+    ap.add_argument("--sizes", default="192,224,256,288,320")
+    ap.add_argument("--lr", type=float, default=6e-4)
+    ap.add_argument("--wd", type=float, default=0.02)
+    ap.add_argument("--warmup", type=int, default=150)
+    ap.add_argument("--self-init", type=float, default=0.5, help="fraction of tracks entering with own estimate")
+    ap.add_argument("--val-every", type=float, default=150, help="seconds")
+    ap.add_argument("--log-every", type=int, default=50)
+    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke tests)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
+    ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
+    ap.add_argument("--cpu", action="store_true", help="CPU, fp32 (tests only)")
+    return ap.parse_args()
+
+
+def lr_at(step, seconds, total, base, warmup):
+    f = min(1.0, seconds / max(total, 1.0))
+    cos = 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * f))
+    return base * min(1.0, (step + 1) / warmup) * cos
+
+
+def save_ckpt(path, model, opt, state):
+    sd = {k: v.detach().float().cpu() for k, v in model.state_dict().items()}
+    osd = opt.state_dict()
+    for s in osd["state"].values():
+        for k in ("exp_avg", "exp_avg_sq"):
+            s[k] = s[k].to(torch.bfloat16).cpu()
+        s["step"] = s["step"].cpu() if torch.is_tensor(s["step"]) else s["step"]
+    tmp = path + ".tmp"
+    torch.save(dict(model=sd, opt=osd, **state), tmp)
+    os.replace(tmp, path)
+
+
+def main():
+    args = parse()
+    ddp = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    if ddp:
+        dist.init_process_group("nccl")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    else:
+        rank, world = 0, 1
+    dev = torch.device("cpu" if args.cpu else "cuda")
+    amp = dict(device_type=dev.type, dtype=torch.bfloat16, enabled=not args.cpu)
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    t_start = time.time()
+
+    state = dict(step=0, seconds=0.0, total_seconds=args.total_seconds or 1300.0, log=[], clips=0)
+    ck = None
+    if os.path.exists(args.ckpt):
+        ck = torch.load(args.ckpt, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
+        cfg = EdgeTapConfig.from_dict(ck["config"])
+        for k in ("step", "seconds", "total_seconds", "log", "clips"):
+            state[k] = ck.get(k, state[k])
+        if args.total_seconds:
+            state["total_seconds"] = args.total_seconds
+    else:
+        cfg = EdgeTapConfig()
+    model = EdgeTap(cfg).to(dev)
+    if ck is not None:
+        model.load_state_dict(ck["model"])
+    model = model.to(memory_format=torch.channels_last)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([dict(params=decay, weight_decay=args.wd), dict(params=no_decay, weight_decay=0.0)],
+                            lr=args.lr, betas=(0.9, 0.98), eps=1e-8)
+    if ck is not None and "opt" in ck:
+        osd = ck["opt"]
+        for s in osd["state"].values():
+            for k in ("exp_avg", "exp_avg_sq"):
+                s[k] = s[k].float()
+        opt.load_state_dict(osd)
+    net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index or 0]) if ddp else model
+    if ddp:
+        dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+
+    banks = synth.load_train_banks(args.data, dev, "train", seed=args.seed)
+    val_seqs = None
+    if rank == 0:
+        val_banks = synth.load_train_banks(args.data, dev, "val", seed=args.seed)
+        spec = dict(evalsets.VAL, clips=args.val_clips, frames=args.val_frames)
+        val_seqs = evalsets.generated_sequences(val_banks, spec, dev)
+        print(f"params {count_params(model)}; banks: {banks.bg.shape[0]} bg, {banks.stamps.shape[0]} stamps; "
+              f"world {world}; resume step {state['step']} at {state['seconds']:.0f}s of {state['total_seconds']:.0f}s; "
+              f"setup {time.time() - t_start:.1f}s", flush=True)
+    gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    def validate():
+        model.eval()
+        per, per_c = evalsets.evaluate(model, val_seqs, dev, with_conf_variant=True)
+        model.train()
+        m, mc = evalsets.summarize(per), evalsets.summarize(per_c)
+        return dict(val_AJ=m["AJ"], val_davg=m["delta_avg"], val_OA=m["OA"], val_AJ_conf=mc["AJ"], val_OA_conf=mc["OA"])
+
+    model.train()
+    last_val = time.time()
+    acc = {}
+    n_acc = 0
+    t_loop = time.time()
+    stop = torch.zeros(1, device=dev)
+    while True:
+        t0 = time.time()
+        step = state["step"]
+        S = sizes[(step * 2654435761 + args.seed) % len(sizes)]
+        lr = lr_at(step, state["seconds"], state["total_seconds"], args.lr, args.warmup)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        with torch.no_grad():
+            clip = synth.make_clips(banks, args.batch, args.frames, S, args.tracks, gen, device=dev)
+        video = clip["video"].to(memory_format=torch.contiguous_format)
+        tracks, vis, tq = clip["tracks"], clip["vis"], clip["tq"]
+        pq = torch.gather(tracks, 2, tq[:, :, None, None].expand(-1, -1, 1, 2))[:, :, 0]
+        p_init = noisy_init(tracks, tq, S)
+        frac = state["seconds"] / state["total_seconds"]
+        self_mask = None
+        if args.self_init > 0 and frac > 0.08:
+            self_mask = torch.rand(tq.shape, device=dev) < args.self_init
+        with torch.autocast(**amp):
+            ps, vl, cl = net(video, tq, pq, p_init, self_mask)
+        loss, st = tracking_loss(ps.float(), vl.float(), cl.float(), tracks, vis, tq, S)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+        opt.step()
+        dt = time.time() - t0
+        state["step"] += 1
+        state["seconds"] += dt
+        state["clips"] += args.batch * world
+        st["gnorm"] = gn
+        for k, v in st.items():   # stays on the GPU until logged: no per-step sync
+            acc[k] = acc.get(k, 0.0) + v.detach().float()
+        n_acc += 1
+        if rank == 0 and state["step"] % args.log_every == 0:
+            rec = {k: round(float(v) / n_acc, 4) for k, v in acc.items()}
+            rec.update(step=state["step"], sec=round(state["seconds"], 1), lr=round(lr, 6), size=S,
+                       ms_per_step=round(1000 * (time.time() - t_loop) / n_acc, 1), clips=state["clips"])
+            print(json.dumps(rec), flush=True)
+            state["log"].append(rec)
+            acc, n_acc, t_loop = {}, 0, time.time()
+        done = (time.time() - t_start > args.chunk_seconds) or (args.max_steps and state["step"] >= args.max_steps) \
+            or state["seconds"] >= state["total_seconds"]
+        if rank == 0 and not done and time.time() - last_val > args.val_every:
+            v = validate()
+            v.update(step=state["step"], sec=round(state["seconds"], 1))
+            print(json.dumps(v), flush=True)
+            state["log"].append(v)
+            last_val = time.time()
+            t_loop = time.time()
+        if ddp and state["step"] % 10 == 0:
+            stop.fill_(1.0 if done else 0.0)
+            dist.all_reduce(stop, op=dist.ReduceOp.MAX)
+            done = bool(stop.item() > 0)
+        elif ddp:
+            done = False
+        if done:
+            break
+    if rank == 0:
+        v = validate()
+        v.update(step=state["step"], sec=round(state["seconds"], 1), final=True)
+        print(json.dumps(v), flush=True)
+        state["log"].append(v)
+        state["config"] = cfg.to_dict()
+        os.makedirs(os.path.dirname(args.ckpt), exist_ok=True)
+        save_ckpt(args.ckpt, model, opt, state)
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            import shutil
+            shutil.copy(args.ckpt, os.path.join(args.out, os.path.basename(args.ckpt)))
+            with open(os.path.join(args.out, "train_log.jsonl"), "w") as f:
+                f.write("\n".join(json.dumps(r) for r in state["log"]) + "\n")
+        print(f"saved {args.ckpt}: step {state['step']}, {state['seconds']:.0f}s trained, "
+              f"wall {time.time() - t_start:.0f}s", flush=True)
+    if ddp:
+        dist.barrier()
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
