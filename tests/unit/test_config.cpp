@@ -1,0 +1,133 @@
+// Configuration loading: the shipped example, overrides, and one test per
+// class of bad input, each checking the message names line and key.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "edgetap/config/load.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace edgetap::config;
+
+namespace {
+
+// Loads `yaml` expecting failure; returns every problem as text.
+std::string problems_of(const std::string& yaml) {
+  try {
+    load_string(yaml, "test.yaml", "/base");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected the configuration to be rejected:\n" << yaml;
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, ShippedExampleLoads) {
+  const Config config = load_file(std::string(EDGETAP_SOURCE_DIR) + "/config/edgetap.yaml");
+  ASSERT_EQ(config.cameras.size(), 1u);
+  const CameraConfig& cam = config.cameras[0];
+  EXPECT_EQ(cam.name, "test-pattern");
+  EXPECT_EQ(cam.source.kind, SourceKind::test);
+  EXPECT_EQ(cam.source.location, "pinwheel");
+  EXPECT_EQ(cam.source.test_speed, 2);
+  EXPECT_EQ(cam.queries.policy, QueryPolicy::features);
+  EXPECT_EQ(config.publisher.socket_path, "/run/edgetap/tracks.sock");
+}
+
+TEST(Config, CameraOverridesDefaultsMapsMergeListsReplace) {
+  const Config config = load_string(R"(
+defaults:
+  budget_ms: 40
+  klt: {window: 15, levels: 2}
+  queries: {policy: points, points: [{id: a, x: 1, y: 2}, {id: b, x: 3, y: 4}]}
+cameras:
+  - name: one
+    source: test:ball
+    klt: {levels: 4}
+    queries: {points: [{id: c, x: 5, y: 6}]}
+  - name: two
+    source: file://clip.mp4
+)",
+                                    "test.yaml", "/base");
+  ASSERT_EQ(config.cameras.size(), 2u);
+  const CameraConfig& one = config.cameras[0];
+  EXPECT_EQ(one.budget_ms, 40);
+  EXPECT_EQ(one.klt.window, 15);  // merged from defaults
+  EXPECT_EQ(one.klt.levels, 4);   // overridden
+  ASSERT_EQ(one.queries.points.size(), 1u);  // list replaced, not appended
+  EXPECT_EQ(one.queries.points[0].id, "c");
+  EXPECT_EQ(one.queries.policy, QueryPolicy::points);
+  const CameraConfig& two = config.cameras[1];
+  EXPECT_EQ(two.queries.points.size(), 2u);
+  EXPECT_EQ(two.source.kind, SourceKind::file);
+  EXPECT_EQ(two.source.location, "/base/clip.mp4");
+}
+
+TEST(Config, WrongTypeNamesLineAndKey) {
+  const std::string text = problems_of("cameras:\n  - name: a\n    source: test:ball\n    budget_ms: fast\n");
+  EXPECT_NE(text.find("test.yaml:4:16: cameras[0] (camera 'a').budget_ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("expected a number in [1, 60000], got 'fast'"), std::string::npos) << text;
+}
+
+TEST(Config, OutOfRangeGivesAllowedRange) {
+  const std::string text = problems_of("defaults:\n  queries:\n    grid: [0, 8]\ncameras:\n  - {name: a, source: test:ball}\n");
+  EXPECT_NE(text.find("test.yaml:3:11: defaults.queries.grid"), std::string::npos) << text;
+  EXPECT_NE(text.find("each in [1, 128]"), std::string::npos) << text;
+}
+
+TEST(Config, UnknownKeySuggestsClosest) {
+  const std::string text = problems_of("cameras:\n  - name: a\n    source: test:ball\n    budegt_ms: 20\n");
+  EXPECT_NE(text.find("test.yaml:4:5:"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown key 'budegt_ms'; did you mean 'budget_ms'?"), std::string::npos) << text;
+}
+
+TEST(Config, MissingSourceIsReported) {
+  const std::string text = problems_of("cameras:\n  - name: lobby\n    budget_ms: 20\n");
+  EXPECT_NE(text.find("test.yaml:2:5:"), std::string::npos) << text;
+  EXPECT_NE(text.find("camera 'lobby'"), std::string::npos) << text;
+  EXPECT_NE(text.find("missing 'source'"), std::string::npos) << text;
+}
+
+TEST(Config, DuplicateCameraNames) {
+  const std::string text =
+      problems_of("cameras:\n  - {name: gate, source: test:ball}\n  - {name: gate, source: test:snow}\n");
+  EXPECT_NE(text.find("test.yaml:3:12: cameras[1].name: duplicate camera name 'gate' (first defined on line 2)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Config, MalformedYamlGivesLine) {
+  const std::string text = problems_of("cameras:\n  - name: a\n    source: [test:ball\n");
+  EXPECT_NE(text.find("test.yaml:4:"), std::string::npos) << text;
+  EXPECT_NE(text.find("malformed YAML"), std::string::npos) << text;
+}
+
+TEST(Config, BadSourceAndEvenWindow) {
+  const std::string text = problems_of(
+      "cameras:\n  - name: a\n    source: ftp://x\n    klt: {window: 20}\n  - name: b\n    source: test:plaid\n");
+  EXPECT_NE(text.find("test.yaml:3:13:"), std::string::npos) << text;
+  EXPECT_NE(text.find("unsupported source 'ftp://x'"), std::string::npos) << text;
+  EXPECT_NE(text.find("must be odd"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown test pattern 'plaid'"), std::string::npos) << text;
+}
+
+TEST(Config, EveryProblemIsReportedAtOnce) {
+  try {
+    load_string("cameras:\n  - name: a\n    source: test:ball\n    budget_ms: -1\n    tracker: raft\n", "t.yaml", "/");
+    FAIL() << "accepted a bad file";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.problems().size(), 2u) << e.what();
+  }
+}
+
+TEST(Config, MissingFileIsAConfigError) {
+  edgetap::test::TempDir dir;
+  EXPECT_THROW(load_file(dir.file("absent.yaml")), ConfigError);
+}
+
+TEST(Config, PointsPolicyNeedsPoints) {
+  const std::string text = problems_of("cameras:\n  - {name: a, source: test:ball, queries: {policy: points}}\n");
+  EXPECT_NE(text.find("policy 'points' needs at least one point"), std::string::npos) << text;
+}
