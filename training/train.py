@@ -78,9 +78,10 @@ def main():
         dist.init_process_group("nccl")
         rank, world = dist.get_rank(), dist.get_world_size()
         torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
     else:
         rank, world = 0, 1
-    dev = torch.device("cpu" if args.cpu else "cuda")
+        dev = torch.device("cpu" if args.cpu else "cuda")
     amp = dict(device_type=dev.type, dtype=torch.bfloat16, enabled=not args.cpu)
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -112,9 +113,7 @@ def main():
             for k in ("exp_avg", "exp_avg_sq"):
                 s[k] = s[k].float()
         opt.load_state_dict(osd)
-    net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index or 0]) if ddp else model
-    if ddp:
-        dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+    net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index]) if ddp else model
 
     banks = synth.load_train_banks(args.data, dev, "train", seed=args.seed)
     val_seqs = None
@@ -187,6 +186,12 @@ def main():
             v.update(step=state["step"], sec=round(state["seconds"], 1))
             print(json.dumps(v), flush=True)
             state["log"].append(v)
+            state["config"] = cfg.to_dict()
+            os.makedirs(os.path.dirname(args.ckpt), exist_ok=True)
+            save_ckpt(args.ckpt, model, opt, state)       # safety copy mid-chunk
+            if args.out:
+                import shutil
+                shutil.copy(args.ckpt, os.path.join(args.out, os.path.basename(args.ckpt)))
             last_val = time.time()
             t_loop = time.time()
         if ddp and state["step"] % 10 == 0:
