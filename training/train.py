@@ -61,11 +61,13 @@ def lr_at(step, seconds, total, base, warmup):
 
 def save_ckpt(path, model, opt, state):
     sd = {k: v.detach().float().cpu() for k, v in model.state_dict().items()}
-    osd = opt.state_dict()
-    for s in osd["state"].values():
-        for k in ("exp_avg", "exp_avg_sq"):
-            s[k] = s[k].to(torch.bfloat16).cpu()
-        s["step"] = s["step"].cpu() if torch.is_tensor(s["step"]) else s["step"]
+    osd = dict(opt.state_dict())   # per-param dicts are the optimizer's own: copy, never mutate
+
+    def pack(k, v):
+        if not torch.is_tensor(v):
+            return v
+        return v.detach().to(torch.bfloat16).cpu() if k in ("exp_avg", "exp_avg_sq") else v.detach().cpu().clone()
+    osd["state"] = {i: {k: pack(k, v) for k, v in s.items()} for i, s in osd["state"].items()}
     tmp = path + ".tmp"
     torch.save(dict(model=sd, opt=osd, **state), tmp)
     os.replace(tmp, path)
