@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Quick start, step 1: installs the dependencies, builds, and tracks the bundled
+# demo clip with the klt tracker, publishing on a socket while `edgetap tail`
+# listens; prints a per-camera summary and writes out/demo-tracks.png.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+cmake --preset default
+cmake --build --preset default
+bin=build/default/daemon
+socket="${XDG_RUNTIME_DIR:-/tmp}/edgetap-demo.sock"
+"$bin/edgetap" tail --socket "$socket" --wait 10 --count 3 &
+tail_pid=$!
+"$bin/edgetap" run --socket "$socket" --pace realtime "$@"
+wait "$tail_pid" || true
