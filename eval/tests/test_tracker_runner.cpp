@@ -1,0 +1,147 @@
+// Running trackers through the seam: the time model (a query is added right
+// after its frame was pushed), forward and backward passes, the mapping to the
+// tracker's frame size, lost tracks scored as occluded at their last
+// position, and klt on a generated sequence.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "edgetap/eval/tracker_registry.hpp"
+#include "edgetap/eval/tracker_runner.hpp"
+#include "edgetap/synth/generator.hpp"
+#include "edgetap/synth/layer_images.hpp"
+#include "fixtures.hpp"
+#include "metrics_cases.hpp"
+
+using namespace edgetap;
+using namespace edgetap::test;
+
+namespace {
+
+// Moves every track by +1 px in x per pushed frame (in either time direction)
+// and gives up track `lose_id` on push number `lose_at`. Records when queries arrive.
+class ScriptedTracker final : public Tracker {
+ public:
+  ScriptedTracker(std::string lose_id, int lose_at) : lose_id_(std::move(lose_id)), lose_at_(lose_at) {}
+  std::string_view name() const noexcept override { return "scripted"; }
+  void add_queries(std::span<const Query> queries) override {
+    for (const Query& q : queries) {
+      tracks_[q.id] = {q.x, q.y};
+      added_after_push_[q.id] = pushes_;
+    }
+  }
+  std::size_t remove_queries(std::span<const std::string>) override { return 0; }
+  std::size_t size() const noexcept override { return tracks_.size(); }
+  Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override {
+    out.clear();
+    last_width_ = frame.width;
+    ++pushes_;
+    for (auto it = tracks_.begin(); it != tracks_.end();) {
+      if (it->first == lose_id_ && pushes_ == lose_at_) {
+        out.push_back({it->first, it->second.x, it->second.y, false, 0.f, true});
+        it = tracks_.erase(it);
+        continue;
+      }
+      it->second.x += 1.f;
+      out.push_back({it->first, it->second.x, it->second.y, true, 1.f, false});
+      ++it;
+    }
+    return Status::ok();
+  }
+  std::map<std::string, int> added_after_push_;
+  int last_width_ = 0;
+
+ private:
+  struct Pos {
+    float x, y;
+  };
+  std::string lose_id_;
+  int lose_at_;
+  int pushes_ = 0;
+  std::map<std::string, Pos> tracks_;
+};
+
+std::vector<cv::Mat> blank_frames(int n, int width, int height) {
+  return std::vector<cv::Mat>(static_cast<std::size_t>(n), cv::Mat(height, width, CV_8UC3, cv::Scalar::all(0)));
+}
+
+}  // namespace
+
+TEST(TrackerRunner, QueriesArriveRightAfterTheirFrameAndLostTracksStayPut) {
+  const auto frames = blank_frames(6, 64, 64);
+  const std::vector<eval::QuerySpec> queries = {{0, 0, 10, 20}, {0, 2, 30, 40}};
+  eval::Predictions out(2, std::vector<eval::PredSample>(6));
+  ScriptedTracker tracker("q1", 5);  // q1 (added after push 3) is lost on push 5 (frame 4)
+  eval::track_pass(tracker, frames, eval::PixelMap{}, queries, eval::TimeDirection::forward, out);
+  EXPECT_EQ(tracker.added_after_push_.at("q0"), 1);  // after frame 0 was pushed
+  EXPECT_EQ(tracker.added_after_push_.at("q1"), 3);  // after frame 2
+  for (int t = 1; t < 6; ++t) {
+    EXPECT_DOUBLE_EQ(out[0][static_cast<std::size_t>(t)].x, 10 + t) << t;
+    EXPECT_TRUE(out[0][static_cast<std::size_t>(t)].visible) << t;
+  }
+  EXPECT_DOUBLE_EQ(out[1][3].x, 31);
+  EXPECT_TRUE(out[1][3].visible);
+  // Lost at frame 4 where it stood after frame 3; occluded there from then on.
+  for (std::size_t t : {4u, 5u}) {
+    EXPECT_DOUBLE_EQ(out[1][t].x, 31) << t;
+    EXPECT_DOUBLE_EQ(out[1][t].y, 40) << t;
+    EXPECT_FALSE(out[1][t].visible) << t;
+  }
+}
+
+TEST(TrackerRunner, StridedRunsBackwardForFramesBeforeTheQuery) {
+  const auto frames = blank_frames(5, 64, 64);
+  const std::vector<eval::QuerySpec> queries = {{0, 2, 10, 10}};
+  const eval::TrackerFactory factory = [] { return std::make_unique<ScriptedTracker>("", 0); };
+  const auto first = eval::predict(factory, frames, 64, 64, queries, eval::QueryMode::first);
+  const auto strided = eval::predict(factory, frames, 64, 64, queries, eval::QueryMode::strided);
+  // The query frame holds the query; forward frames move +1 per push.
+  EXPECT_DOUBLE_EQ(first[0][2].x, 10);
+  EXPECT_TRUE(first[0][2].visible);
+  EXPECT_DOUBLE_EQ(first[0][4].x, 12);
+  EXPECT_FALSE(first[0][0].visible);  // before the query: not tracked in query-first mode
+  // Backward: frame 1 is one push after the query frame, frame 0 two.
+  EXPECT_DOUBLE_EQ(strided[0][1].x, 11);
+  EXPECT_DOUBLE_EQ(strided[0][0].x, 12);
+  EXPECT_TRUE(strided[0][0].visible);
+  EXPECT_DOUBLE_EQ(strided[0][4].x, 12);
+}
+
+TEST(TrackerRunner, MapsPositionsToTheTrackersFrameSize) {
+  // Sequence 128 px wide, tracker frames 64: one tracker pixel is two sequence pixels.
+  const auto frames = blank_frames(2, 64, 32);
+  const std::vector<eval::QuerySpec> queries = {{0, 0, 20.5, 9.5}};
+  const eval::TrackerFactory factory = [] { return std::make_unique<ScriptedTracker>("", 0); };
+  const auto out = eval::predict(factory, frames, 128, 64, queries, eval::QueryMode::first);
+  // Query at tracker x = (20.5 + 0.5) / 2 - 0.5 = 10; moved to 11; back: (11 + 0.5) * 2 - 0.5 = 22.5.
+  EXPECT_DOUBLE_EQ(out[0][1].x, 22.5);
+  EXPECT_DOUBLE_EQ(out[0][1].y, 9.5);
+}
+
+TEST(TrackerRunner, UnknownTrackerIsAClearError) {
+  try {
+    eval::tracker_factory("nonesuch");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown tracker 'nonesuch' (known: klt)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TrackerRunner, KltFollowsAGentleGeneratedSequence) {
+  // Background only, slow smooth camera motion, no noise: klt must do well here.
+  TempDir dir("runner-klt");
+  write_fixture_images(dir.path(), 2);
+  synth::SynthOptions o = fixture_options(dir.path());
+  o.occluders = 0;
+  o.speed = 1.0;
+  o.rotation = 0.5;
+  o.perspective = 0.0;
+  const auto seq = synth::make_sequence(o, 0, synth::list_images(o.backgrounds), {});
+  const auto queries = eval::queries_first(seq.truth);
+  const auto predictions = eval::predict(eval::tracker_factory("klt"), seq.frames, seq.truth.width, seq.truth.height,
+                                         queries, eval::QueryMode::first);
+  const auto scores = eval::tapvid_scores(eval::count_tapvid(seq.truth, queries, predictions, eval::QueryMode::first));
+  EXPECT_GT(scores.average_within, 0.85);
+  EXPECT_GT(scores.occlusion_accuracy, 0.85);
+  EXPECT_GT(scores.within[2], 0.95);  // within 4 px at 256x256
+}
