@@ -6,5 +6,6 @@ namespace edgetap::cli {
 int run_command(int argc, char** argv);           // edgetap run
 int tail_command(int argc, char** argv);          // edgetap tail
 int check_config_command(int argc, char** argv);  // edgetap check-config
+int eval_command(int argc, char** argv);          // edgetap eval
 
 }  // namespace edgetap::cli

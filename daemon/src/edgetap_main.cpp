@@ -14,6 +14,7 @@ Commands:
                 with no arguments, tracks the bundled demo clip
   tail          subscribe to a track socket and print what arrives
   check-config  validate a configuration file (exit 78 when it is bad)
+  eval          score a tracker on datasets with ground truth, or on clips without
 
 Run 'edgetap COMMAND --help' for a command's options.
 )";
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   if (command == "run") return edgetap::cli::run_command(argc - 1, argv + 1);
   if (command == "tail") return edgetap::cli::tail_command(argc - 1, argv + 1);
   if (command == "check-config") return edgetap::cli::check_config_command(argc - 1, argv + 1);
+  if (command == "eval") return edgetap::cli::eval_command(argc - 1, argv + 1);
   if (command == "--version") {
     std::puts("edgetap " EDGETAP_VERSION);
     return 0;

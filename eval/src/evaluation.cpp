@@ -63,7 +63,9 @@ SequenceResult evaluate_sequence(const Sequence& sequence, const std::vector<cv:
                  pck_score(count_pck(sequence, queries, predictions, mode))};
     result.modes.push_back(m);
     if (!options.overlay_dir.empty() && !queries.empty()) {
-      const auto file = options.overlay_dir / (dataset_name + "_" + sequence.name + "_" + to_string(mode) + ".png");
+      // A sequence given on its own is its own dataset: do not repeat the name.
+      const std::string stem = dataset_name == sequence.name ? sequence.name : dataset_name + "_" + sequence.name;
+      const auto file = options.overlay_dir / (stem + "_" + to_string(mode) + ".png");
       write_overlay(sequence, frames, queries, predictions, mode, file);
     }
     progress.finish(label + ": " + std::to_string(queries.size()) + " queries, AJ " +

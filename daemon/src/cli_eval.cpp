@@ -1,0 +1,187 @@
+// edgetap eval: scores a tracker on datasets with ground truth (TAP-Vid
+// metrics, PCK) or on clips without (cycle error, jitter). The work is in
+// eval/; this file reads the arguments and prints. See eval/README.md.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "edgetap/eval/evaluation.hpp"
+#include "edgetap/eval/gt_free_score.hpp"
+#include "edgetap/eval/report.hpp"
+#include "edgetap/eval/tracker_registry.hpp"
+
+namespace edgetap::cli {
+namespace {
+
+constexpr const char* kUsage = R"(usage: edgetap eval [--tracker NAME] [options] DATASET_DIR...
+       edgetap eval --gt-free [--tracker NAME] [options] CLIP...
+
+Scores a tracker on datasets with ground truth (TAP-Vid AJ, <delta_avg, OA at
+256x256; PCK@0.2 where gt.json has mask areas), or on clips without ground
+truth (forward-backward cycle error, jitter of static tracks). A DATASET_DIR is
+a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence.
+  --tracker NAME   tracker to score: klt (default)
+  --mode MODE      first (default), strided or both; strided adds a pass backward in time
+  --size WxH       frame size the tracker sees (default 256x256); "native" keeps each clip's
+  --json FILE      write every score as JSON
+  --overlay DIR    write a strip per sequence: predictions against ground truth
+  --gt-free        score CLIPs (video files or folders of frames) without ground truth
+  --frames N       --gt-free: frames per clip (default 100)
+  --grid N         --gt-free: N x N queries in the first frame (default 16)
+  --quiet          no progress on stderr
+Exit status: 0 scored, 1 bad input or a tracker failure, 2 bad arguments.
+)";
+
+struct Arguments {
+  eval::EvalOptions eval;
+  eval::GtFreeOptions gt_free;
+  bool score_clips = false;
+  bool quiet = false;
+  std::string json_file;
+  std::vector<std::string> inputs;
+};
+
+// Returns 0 when parsed, else the exit status (help: 0 via `done`).
+int parse(int argc, char** argv, Arguments& a, bool& done) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      done = true;
+      return 0;
+    } else if (arg == "--tracker" && has_value) {
+      a.eval.tracker = argv[++i];
+    } else if (arg == "--mode" && has_value) {
+      const std::string mode = argv[++i];
+      if (mode == "first") {
+        a.eval.modes = {eval::QueryMode::first};
+      } else if (mode == "strided") {
+        a.eval.modes = {eval::QueryMode::strided};
+      } else if (mode == "both") {
+        a.eval.modes = {eval::QueryMode::first, eval::QueryMode::strided};
+      } else {
+        std::fprintf(stderr, "edgetap eval: --mode must be first, strided or both, not '%s'\n", mode.c_str());
+        return 2;
+      }
+    } else if (arg == "--size" && has_value) {
+      if (!eval::parse_frame_size(argv[++i], a.eval.size)) {
+        std::fprintf(stderr, "edgetap eval: --size must be WxH (16..8192) or native, not '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if (arg == "--json" && has_value) {
+      a.json_file = argv[++i];
+    } else if (arg == "--overlay" && has_value) {
+      a.eval.overlay_dir = argv[++i];
+    } else if (arg == "--gt-free") {
+      a.score_clips = true;
+    } else if (arg == "--frames" && has_value) {
+      a.gt_free.max_frames = std::atoi(argv[++i]);
+    } else if (arg == "--grid" && has_value) {
+      a.gt_free.grid = std::atoi(argv[++i]);
+    } else if (arg == "--quiet") {
+      a.quiet = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "edgetap eval: unknown or incomplete argument '%s'\n%s", arg.c_str(), kUsage);
+      return 2;
+    } else {
+      a.inputs.push_back(arg);
+    }
+  }
+  if (a.inputs.empty() || a.gt_free.max_frames < 2 || a.gt_free.grid < 1 || a.gt_free.grid > 256) {
+    std::fprintf(stderr, "edgetap eval: %s\n%s",
+                 a.inputs.empty() ? "nothing to evaluate" : "--frames must be >= 2 and --grid 1..256", kUsage);
+    return 2;
+  }
+  return 0;
+}
+
+bool write_json(const std::string& file, const std::string& text) {
+  if (file.empty()) return true;
+  std::ofstream out(file);
+  out << text;
+  if (!out) {
+    std::fprintf(stderr, "edgetap eval: cannot write %s\n", file.c_str());
+    return false;
+  }
+  std::printf("wrote %s\n", file.c_str());
+  return true;
+}
+
+int score_datasets(const Arguments& a, const eval::TrackerFactory& make_tracker) {
+  eval::ProgressLine progress(!a.quiet);
+  std::vector<eval::DatasetResult> results;
+  for (const std::string& input : a.inputs) {
+    results.push_back(eval::evaluate_dataset(eval::find_dataset(input), make_tracker, a.eval, progress));
+    const eval::DatasetResult& d = results.back();
+    std::vector<const eval::SequenceResult*> rows;
+    for (const auto& s : d.sequences) rows.push_back(&s);
+    std::printf("\n%s", eval::format_table(d.name + " (" + d.path + "): " + a.eval.tracker + " at " +
+                                               eval::to_string(a.eval.size),
+                                           rows, eval::summarize(rows, a.eval.modes))
+                            .c_str());
+  }
+  if (results.size() > 1) {
+    const auto all = eval::all_sequences(results);
+    std::printf("\n%s", eval::format_table("overall: mean over " + std::to_string(all.size()) + " sequences", {},
+                                           eval::summarize(all, a.eval.modes))
+                            .c_str());
+  }
+  return write_json(a.json_file, eval::format_json(results, a.eval)) ? 0 : 1;
+}
+
+int score_clips(const Arguments& a, const eval::TrackerFactory& make_tracker) {
+  eval::ProgressLine progress(!a.quiet);
+  std::vector<eval::GtFreeResult> results;
+  for (const std::string& input : a.inputs) {
+    const std::string name = std::filesystem::path(input).filename().string();
+    progress.update(name + ": reading");
+    const auto frames = eval::load_clip_frames(input, a.eval.size, a.gt_free.max_frames);
+    results.push_back(eval::score_without_ground_truth(name, frames, make_tracker, a.gt_free, [&](int done, int total) {
+      progress.update(name + ": frame " + std::to_string(done) + "/" + std::to_string(total));
+    }));
+    progress.finish(name + ": " + std::to_string(frames.size()) + " frames");
+  }
+  std::printf("\n%s at %s, %dx%d queries, px at 256x256\n%s", a.eval.tracker.c_str(),
+              eval::to_string(a.eval.size).c_str(), a.gt_free.grid, a.gt_free.grid,
+              eval::format_gt_free_table(results).c_str());
+  return write_json(a.json_file, eval::format_gt_free_json(results, a.eval.tracker, eval::to_string(a.eval.size),
+                                                          a.gt_free))
+             ? 0
+             : 1;
+}
+
+}  // namespace
+
+int eval_command(int argc, char** argv) {
+  Arguments a;
+  bool done = false;
+  if (const int status = parse(argc, argv, a, done); status != 0 || done) return status;
+  eval::TrackerFactory make_tracker;
+  try {
+    make_tracker = eval::tracker_factory(a.eval.tracker);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "edgetap eval: %s\n", e.what());
+    return 2;
+  }
+  try {
+    const auto started = std::chrono::steady_clock::now();
+    const int status = a.score_clips ? score_clips(a, make_tracker) : score_datasets(a, make_tracker);
+    if (!a.quiet) {
+      std::fprintf(stderr, "edgetap eval: %.1f s\n",
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+    return status;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\nedgetap eval: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace edgetap::cli
