@@ -88,7 +88,7 @@ std::vector<cv::Mat> load_sequence_frames(const Sequence& sequence, FrameSize si
     origin = folder.string();
     const auto files = list_frame_files(folder);
     if (static_cast<int>(files.size()) != sequence.num_frames) {
-      throw DatasetError(origin + ": holds " + std::to_string(files.size()) + " images but " +
+      throw DatasetError(origin + ": holds " + std::to_string(files.size()) + (files.size() == 1 ? " image" : " images") + " but " +
                          (sequence.dir / "gt.json").string() + " says num_frames " +
                          std::to_string(sequence.num_frames));
     }
