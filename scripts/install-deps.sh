@@ -10,11 +10,12 @@ BUILD_PACKAGES=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-video-dev
   libopencv-imgcodecs-dev libopencv-videoio-dev
+  libcpp-httplib-dev libmosquitto-dev
 )
 RUNTIME_PACKAGES=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-rtsp
-  python3
+  python3 mosquitto
 )
 
 missing=()

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "service_sections.hpp"
 #include "source_uri.hpp"
 #include "yaml_reader.hpp"
 
@@ -68,7 +69,7 @@ void read_klt(YamlReader& r, const YAML::Node& node, const std::string& path, Kl
 }
 
 void read_capture(YamlReader& r, const YAML::Node& node, const std::string& path, CaptureSettings& c) {
-  if (!r.expect_map(node, path, {"pace", "at_eof", "queue"})) return;
+  if (!r.expect_map(node, path, {"pace", "at_eof", "queue", "retry", "stall_timeout_s"})) return;
   int pace = static_cast<int>(c.pace);
   r.read_choice(node, path, "pace", {"realtime", "fast"}, pace);
   c.pace = static_cast<Pace>(pace);
@@ -76,6 +77,15 @@ void read_capture(YamlReader& r, const YAML::Node& node, const std::string& path
   r.read_choice(node, path, "at_eof", {"loop", "stop"}, at_eof);
   c.at_eof = static_cast<AtEof>(at_eof);
   r.read_int(node, path, "queue", 1, 64, c.queue);
+  if (const YAML::Node retry = node["retry"]) {
+    const std::string at = YamlReader::join(path, "retry");
+    if (r.expect_map(retry, at, {"initial_ms", "max_ms"})) {
+      r.read_int(retry, at, "initial_ms", 10, 600000, c.retry_initial_ms);
+      r.read_int(retry, at, "max_ms", 10, 3600000, c.retry_max_ms);
+      if (c.retry_max_ms < c.retry_initial_ms) r.problem(retry, at, "max_ms must be >= initial_ms");
+    }
+  }
+  r.read_double(node, path, "stall_timeout_s", 0.0, 3600.0, c.stall_timeout_s);
 }
 
 // Applies the setting keys present in `node` onto `cam`; absent keys keep their value.
@@ -89,7 +99,10 @@ void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& pa
   if (const YAML::Node c = node["capture"]) read_capture(r, c, YamlReader::join(path, "capture"), cam.capture);
   if (const YAML::Node p = node["publish"]) {
     const std::string at = YamlReader::join(path, "publish");
-    if (r.expect_map(p, at, {"socket"})) r.read_bool(p, at, "socket", cam.publish.socket);
+    if (r.expect_map(p, at, {"socket", "mqtt"})) {
+      r.read_bool(p, at, "socket", cam.publish.socket);
+      r.read_bool(p, at, "mqtt", cam.publish.mqtt);
+    }
   }
 }
 
@@ -133,7 +146,12 @@ Config parse(const YAML::Node& root, YamlReader& r, const std::string& name, con
     r.problem_at(1, 1, "", "the file is empty: it needs at least a 'cameras' list");
     return config;
   }
-  if (!r.expect_map(root, "", {"version", "publisher", "defaults", "cameras"})) return config;
+  if (!r.expect_map(root, "", {"version", "publisher", "control", "metrics", "mqtt", "defaults", "cameras"})) {
+    return config;
+  }
+  if (const YAML::Node c = root["control"]) detail::read_control(r, c, config.control);
+  if (const YAML::Node m = root["metrics"]) detail::read_metrics(r, m, config.metrics);
+  if (const YAML::Node q = root["mqtt"]) detail::read_mqtt(r, q, config.mqtt);
   int version = 1;
   r.read_int(root, "", "version", 1, 1, version);
   if (const YAML::Node p = root["publisher"]) {

@@ -1,6 +1,9 @@
 #include "edgetap/daemon/camera_worker.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
+#include <future>
 
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/pipeline/klt_tracker.hpp"
@@ -29,29 +32,31 @@ std::int64_t now_unix_us() {
 
 }  // namespace
 
-CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Publisher* publisher,
+CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink,
                            FrameObserver observer)
     : camera_(camera),
+      live_(camera.source.kind != config::SourceKind::file),
       log_(make_logger("camera/" + camera.name)),
-      publisher_(publisher),
+      sink_(sink),
       observer_(std::move(observer)),
       queue_(static_cast<std::size_t>(camera.capture.queue), overflow_for(camera)),
       capture_(camera, queue_, log_),
-      session_(std::make_unique<pipeline::KltTracker>(camera.klt), pipeline::QuerySeeder(camera.queries)) {
+      session_(std::make_unique<pipeline::KltTracker>(camera.klt), pipeline::QuerySeeder(camera.queries)),
+      backoff_(std::chrono::milliseconds(camera.capture.retry_initial_ms),
+               std::chrono::milliseconds(camera.capture.retry_max_ms), std::hash<std::string>{}(camera.name)) {
   stats_.name = camera.name;
 }
 
 CameraWorker::~CameraWorker() { stop(); }
 
-bool CameraWorker::start() {
+void CameraWorker::start() {
   started_ = Clock::now();
   log_->info("starting: source {} ({}), model size {}x{}, tracker {}, queries {}", camera_.source.uri,
              config::to_string(camera_.source.kind), camera_.model_width, camera_.model_height, camera_.tracker,
              config::to_string(camera_.queries.policy));
   std::string error;
-  const bool started = capture_.start(error);
+  capture_.start(error);  // a failure is in the capture's state; supervise() retries live sources
   thread_ = std::thread([this] { track_loop(); });
-  return started;
 }
 
 void CameraWorker::stop() {
@@ -63,14 +68,53 @@ void CameraWorker::stop() {
 void CameraWorker::track_loop() {
   std::vector<TrackPoint> points;
   while (!stopping_) {
+    run_control_tasks();
     std::optional<pipeline::Frame> frame = queue_.pop(std::chrono::milliseconds(100));
-    if (!frame) {
-      if (queue_.closed() && queue_.size() == 0) break;
+    if (frame) {
+      track_one(*frame, points);
       continue;
     }
-    track_one(*frame, points);
+    if (!queue_.closed()) {
+      if (live_) supervise();  // stall detection
+      continue;
+    }
+    if (!live_ && queue_.size() == 0) break;  // a file has ended or failed
+    supervise();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   finished_ = true;
+  run_control_tasks();  // answer waiting requests
+}
+
+void CameraWorker::supervise() {
+  const std::int64_t now = now_ns();
+  const pipeline::CaptureState state = capture_.state();
+  if (restart_at_ns_ == 0) {
+    const double stall_s = static_cast<double>(now - capture_.last_activity_steady_ns()) / 1e9;
+    const bool stalled = state == pipeline::CaptureState::running && camera_.capture.stall_timeout_s > 0 &&
+                         stall_s > camera_.capture.stall_timeout_s;
+    const bool down = state == pipeline::CaptureState::failed || state == pipeline::CaptureState::ended;
+    if (!stalled && !down) return;
+    if (capture_.frames_captured() > frames_at_restart_) backoff_.reset();  // it worked for a while
+    const auto wait = backoff_.next();
+    restart_at_ns_ = now + std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+    log_->warn("{}: restarting the pipeline in {} ms (attempt {})",
+               stalled ? "no frames for " + std::to_string(static_cast<int>(stall_s)) + " s" : capture_.last_error(),
+               wait.count(), backoff_.attempts());
+    if (stalled) capture_.stop();
+    std::lock_guard lock(stats_mutex_);
+    stats_.state = "reconnecting";
+    return;
+  }
+  if (now < restart_at_ns_) return;
+  restart_at_ns_ = 0;
+  frames_at_restart_ = capture_.frames_captured();
+  capture_.stop();
+  std::string error;
+  capture_.start(error);
+  std::lock_guard lock(stats_mutex_);
+  ++stats_.reconnects;
+  stats_.state.clear();
 }
 
 void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoint>& points) {
@@ -82,7 +126,18 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
     return;
   }
   std::uint64_t lost = 0;
-  for (const TrackPoint& p : points) lost += p.lost ? 1 : 0;
+  live_ids_.clear();
+  for (const TrackPoint& p : points) {
+    if (p.lost) {
+      ++lost;
+    } else {
+      live_ids_.insert(p.id);
+    }
+  }
+  source_width_ = frame.source_width;
+  source_height_ = frame.source_height;
+  model_width_ = frame.width;
+  model_height_ = frame.height;
 
   std::uint64_t seq = 0;
   {
@@ -98,15 +153,90 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
   message.points = &points;
   message.publish_unix_us = now_unix_us();
   message.latency_ms = static_cast<double>(now_ns() - frame.capture_steady_ns) / 1e6;
-  if (publisher_ != nullptr && camera_.publish.socket) publisher_->publish(camera_.name, encode_ndjson(message));
+  if (sink_ != nullptr) sink_->publish(camera_.name, encode_ndjson(message));
   if (observer_) observer_(frame, points);
 
   std::lock_guard lock(stats_mutex_);
   tracker_ms_sum_ += tracker_ms;
   latency_ms_sum_ += message.latency_ms;
   stats_.latency_ms_max = std::max(stats_.latency_ms_max, message.latency_ms);
+  const auto bucket = std::lower_bound(kLatencyBucketsMs.begin(), kLatencyBucketsMs.end(), message.latency_ms);
+  ++stats_.latency_buckets[static_cast<std::size_t>(bucket - kLatencyBucketsMs.begin())];
   stats_.tracks_lost += lost;
   stats_.points = points.size() - lost;
+}
+
+void CameraWorker::run_control_tasks() {
+  std::vector<std::function<void()>> tasks;
+  {
+    std::lock_guard lock(tasks_mutex_);
+    tasks.swap(tasks_);
+  }
+  for (auto& task : tasks) task();
+}
+
+PointsChange CameraWorker::run_on_tracking_thread(std::function<PointsChange()> task,
+                                                  std::chrono::milliseconds timeout) {
+  if (finished_) return {{}, {}, "the camera has stopped"};
+  auto promise = std::make_shared<std::promise<PointsChange>>();
+  std::future<PointsChange> result = promise->get_future();
+  {
+    std::lock_guard lock(tasks_mutex_);
+    tasks_.push_back([this, promise, task = std::move(task)] {
+      promise->set_value(finished_ ? PointsChange{{}, {}, "the camera has stopped"} : task());
+    });
+  }
+  if (result.wait_for(timeout) != std::future_status::ready) return {{}, {}, "the camera did not answer in time"};
+  return result.get();
+}
+
+PointsChange CameraWorker::add_points(const std::vector<config::ExplicitPoint>& points,
+                                      std::chrono::milliseconds timeout) {
+  return run_on_tracking_thread(
+      [this, points] {
+        PointsChange change;
+        if (source_width_ == 0) {
+          change.error = "no frame has been tracked yet: points are placed on the latest frame";
+          return change;
+        }
+        const double sx = static_cast<double>(model_width_) / source_width_;
+        const double sy = static_cast<double>(model_height_) / source_height_;
+        std::vector<Query> queries;
+        for (const config::ExplicitPoint& p : points) {
+          if (live_ids_.count(p.id)) {
+            change.rejected.push_back(p.id + ": a track with this id exists");
+          } else if (p.x < 0 || p.y < 0 || p.x > source_width_ - 1 || p.y > source_height_ - 1) {
+            change.rejected.push_back(p.id + ": outside the " + std::to_string(source_width_) + "x" +
+                                      std::to_string(source_height_) + " image");
+          } else {
+            queries.push_back({p.id, static_cast<float>((p.x + 0.5) * sx - 0.5), static_cast<float>((p.y + 0.5) * sy - 0.5)});
+            live_ids_.insert(p.id);
+            change.applied.push_back(p.id);
+          }
+        }
+        session_.add_queries(queries);
+        return change;
+      },
+      timeout);
+}
+
+PointsChange CameraWorker::remove_points(const std::vector<std::string>& ids, std::chrono::milliseconds timeout) {
+  return run_on_tracking_thread(
+      [this, ids] {
+        PointsChange change;
+        std::vector<std::string> present;
+        for (const std::string& id : ids) {
+          if (live_ids_.erase(id)) {
+            present.push_back(id);
+          } else {
+            change.rejected.push_back(id + ": no such track");
+          }
+        }
+        session_.remove_queries(present);
+        change.applied = std::move(present);
+        return change;
+      },
+      timeout);
 }
 
 CameraStats CameraWorker::stats() const {
@@ -116,7 +246,13 @@ CameraStats CameraWorker::stats() const {
   s.queue_drops = queue_.drops();
   s.error = capture_.last_error();
   const pipeline::CaptureState state = capture_.state();
-  s.state = stopping_ && state == pipeline::CaptureState::running ? "stopped" : pipeline::to_string(state);
+  if (stopping_) {
+    s.state = state == pipeline::CaptureState::failed ? "failed" : "stopped";
+  } else if (s.state.empty() || state == pipeline::CaptureState::running) {
+    s.state = live_ && state != pipeline::CaptureState::running ? "reconnecting" : pipeline::to_string(state);
+  }
+  s.tracker_ms_sum = tracker_ms_sum_;
+  s.latency_ms_sum = latency_ms_sum_;
   if (s.frames_tracked > 0) {
     s.tracker_ms_mean = tracker_ms_sum_ / static_cast<double>(s.frames_tracked);
     s.latency_ms_mean = latency_ms_sum_ / static_cast<double>(s.frames_tracked);

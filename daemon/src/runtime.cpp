@@ -2,54 +2,179 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
+
 #include "edgetap/daemon/logging.hpp"
 
 namespace edgetap::daemon {
+namespace {
+
+std::unique_ptr<pipeline::Publisher> make_publisher(const config::PublisherConfig& settings) {
+  return std::make_unique<pipeline::Publisher>(settings.socket_path, static_cast<std::size_t>(settings.subscriber_queue),
+                                               make_logger("publisher"));
+}
+
+// Equal settings, wherever the camera sits in the file.
+bool same_camera(config::CameraConfig a, config::CameraConfig b) {
+  a.line = b.line = 0;
+  return a == b;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+std::string ReloadSummary::to_string() const {
+  return fmt::format("kept [{}], restarted [{}], stopped [{}], started [{}]{}{}", join(kept), join(restarted),
+                     join(stopped), join(started), publisher_restarted ? ", track socket reopened" : "",
+                     mqtt_restarted ? ", MQTT bridge restarted" : "");
+}
 
 Runtime::Runtime(config::Config config, ObserverFactory observers)
-    : config_(std::move(config)),
-      observers_(std::move(observers)),
-      publisher_(config_.publisher.socket_path, static_cast<std::size_t>(config_.publisher.subscriber_queue),
-                 make_logger("publisher")) {}
+    : config_(std::move(config)), observers_(std::move(observers)) {}
 
 Runtime::~Runtime() { stop(); }
 
+std::unique_ptr<CameraWorker> Runtime::make_worker(const config::CameraConfig& camera) {
+  FrameObserver observer = observers_ ? observers_(camera) : FrameObserver{};
+  auto worker = std::make_unique<CameraWorker>(camera, &router_, std::move(observer));
+  worker->start();
+  return worker;
+}
+
 bool Runtime::start(std::string& error) {
-  if (!publisher_.start(error)) return false;
-  for (const config::CameraConfig& camera : config_.cameras) {
-    FrameObserver observer = observers_ ? observers_(camera) : FrameObserver{};
-    workers_.push_back(std::make_unique<CameraWorker>(camera, &publisher_, std::move(observer)));
-    workers_.back()->start();
-  }
+  std::lock_guard lock(mutex_);
+  ReloadSummary ignored;
+  if (!swap_outputs(config_, true, ignored, error)) return false;
+  router_.set_routes(config_.cameras);
+  for (const config::CameraConfig& camera : config_.cameras) workers_.push_back(make_worker(camera));
   return true;
 }
 
 void Runtime::stop() {
+  std::lock_guard lock(mutex_);
   for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) (*it)->stop();
-  publisher_.stop();
+  workers_.clear();
+  router_.set_socket(nullptr);
+  router_.set_mqtt(nullptr);
+  if (mqtt_) mqtt_->stop();
+  if (publisher_) publisher_->stop();
 }
 
-bool Runtime::all_finished() const {
-  for (const auto& worker : workers_) {
-    if (!worker->finished()) return false;
+bool Runtime::swap_outputs(const config::Config& next, bool first, ReloadSummary& summary, std::string& error) {
+  if (first || !(next.publisher == config_.publisher)) {
+    auto publisher = make_publisher(next.publisher);
+    const bool same_path = publisher_ && next.publisher.socket_path == config_.publisher.socket_path;
+    if (same_path) publisher_->stop();  // the new one takes over the path
+    if (!publisher->start(error)) {
+      if (same_path) publisher_->start(error);
+      return false;
+    }
+    router_.set_socket(publisher.get());
+    if (publisher_) publisher_->stop();
+    publisher_ = std::move(publisher);
+    summary.publisher_restarted = true;
+  }
+  if (first ? next.mqtt.enabled : !(next.mqtt == config_.mqtt)) {
+    std::unique_ptr<pipeline::MqttBridge> bridge;
+    if (next.mqtt.enabled) {
+      bridge = std::make_unique<pipeline::MqttBridge>(next.mqtt, make_logger("mqtt"));
+      if (!bridge->start(error)) return false;
+    }
+    router_.set_mqtt(bridge.get());
+    if (mqtt_) mqtt_->stop();
+    mqtt_ = std::move(bridge);
+    summary.mqtt_restarted = true;
   }
   return true;
 }
 
+bool Runtime::apply(config::Config next, ReloadSummary& summary, std::string& error) {
+  std::lock_guard lock(mutex_);
+  if (!swap_outputs(next, false, summary, error)) return false;
+  router_.set_routes(next.cameras);
+  std::vector<std::unique_ptr<CameraWorker>> workers;
+  for (const config::CameraConfig& camera : next.cameras) {
+    auto it = std::find_if(workers_.begin(), workers_.end(),
+                           [&](const auto& w) { return w && w->name() == camera.name; });
+    if (it != workers_.end() && same_camera((*it)->config(), camera)) {
+      summary.kept.push_back(camera.name);
+      workers.push_back(std::move(*it));
+      continue;
+    }
+    if (it != workers_.end()) {
+      (*it)->stop();
+      it->reset();
+      summary.restarted.push_back(camera.name);
+    } else {
+      summary.started.push_back(camera.name);
+    }
+    workers.push_back(make_worker(camera));
+  }
+  for (auto& worker : workers_) {
+    if (!worker) continue;
+    summary.stopped.push_back(worker->name());
+    worker->stop();
+  }
+  workers_ = std::move(workers);
+  config_ = std::move(next);
+  return true;
+}
+
+bool Runtime::all_finished() const {
+  std::lock_guard lock(mutex_);
+  return std::all_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->finished(); });
+}
+
 std::vector<CameraStats> Runtime::stats() const {
+  std::lock_guard lock(mutex_);
   std::vector<CameraStats> all;
   for (const auto& worker : workers_) all.push_back(worker->stats());
   return all;
 }
 
+pipeline::PublisherStats Runtime::publisher_stats() const {
+  std::lock_guard lock(mutex_);
+  return publisher_ ? publisher_->stats() : pipeline::PublisherStats{};
+}
+
+Snapshot Runtime::snapshot() const {
+  Snapshot snapshot;
+  snapshot.cameras = stats();
+  std::lock_guard lock(mutex_);
+  if (publisher_) snapshot.socket = publisher_->stats();
+  if (mqtt_) snapshot.mqtt = mqtt_->stats();
+  return snapshot;
+}
+
+config::Config Runtime::config() const {
+  std::lock_guard lock(mutex_);
+  return config_;
+}
+
+bool Runtime::with_camera(const std::string& name, const std::function<void(CameraWorker&)>& action) {
+  std::lock_guard lock(mutex_);
+  for (auto& worker : workers_) {
+    if (worker->name() != name) continue;
+    action(*worker);
+    return true;
+  }
+  return false;
+}
+
 std::string format_summary(const std::vector<CameraStats>& stats) {
-  std::string out = fmt::format("{:<16} {:<8} {:>8} {:>8} {:>6} {:>7} {:>6} {:>9} {:>10} {:>8}\n", "camera", "state",
-                                "captured", "tracked", "drops", "fps", "points", "lost", "track ms", "lat ms");
+  std::string out = fmt::format("{:<16} {:<12} {:>8} {:>8} {:>6} {:>7} {:>6} {:>6} {:>8} {:>9} {:>8}\n", "camera",
+                                "state", "captured", "tracked", "drops", "fps", "points", "lost", "restarts",
+                                "track ms", "lat ms");
   for (const CameraStats& s : stats) {
     const double fps = s.seconds > 0 ? static_cast<double>(s.frames_tracked) / s.seconds : 0.0;
-    out += fmt::format("{:<16} {:<8} {:>8} {:>8} {:>6} {:>7.1f} {:>6} {:>9} {:>10.2f} {:>8.2f}\n", s.name, s.state,
-                       s.frames_captured, s.frames_tracked, s.queue_drops, fps, s.points, s.tracks_lost,
-                       s.tracker_ms_mean, s.latency_ms_mean);
+    out += fmt::format("{:<16} {:<12} {:>8} {:>8} {:>6} {:>7.1f} {:>6} {:>6} {:>8} {:>9.2f} {:>8.2f}\n", s.name,
+                       s.state, s.frames_captured, s.frames_tracked, s.queue_drops, fps, s.points, s.tracks_lost,
+                       s.reconnects, s.tracker_ms_mean, s.latency_ms_mean);
     if (!s.error.empty()) out += fmt::format("  {}: {}\n", s.name, s.error);
   }
   return out;

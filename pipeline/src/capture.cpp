@@ -105,6 +105,7 @@ bool Capture::start(std::string& error) {
   gst_ = std::move(gst);
 
   stopping_ = false;
+  last_activity_ns_ = now_steady_ns();
   queue_.reopen();
   state_ = CaptureState::running;
   if (gst_element_set_state(gst_->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
@@ -139,6 +140,7 @@ void Capture::on_sample(void* sample_ptr) {
   frame.index = frames_.fetch_add(1);
   frame.capture_unix_us = now_unix_us();
   frame.capture_steady_ns = now_steady_ns();
+  last_activity_ns_ = frame.capture_steady_ns;
   frame.pts_ns = GST_BUFFER_PTS_IS_VALID(buffer) ? static_cast<std::int64_t>(GST_BUFFER_PTS(buffer)) : -1;
   queue_.push(std::move(frame));
 }

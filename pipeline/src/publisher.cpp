@@ -1,12 +1,12 @@
 #include "edgetap/pipeline/publisher.hpp"
 
+#include "edgetap/pipeline/unix_listener.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -77,38 +77,8 @@ Publisher::Publisher(std::string socket_path, std::size_t queue_capacity, std::s
 Publisher::~Publisher() { stop(); }
 
 bool Publisher::start(std::string& error) {
-  sockaddr_un addr{};
-  if (path_.size() >= sizeof(addr.sun_path)) {
-    error = "socket path too long (max " + std::to_string(sizeof(addr.sun_path) - 1) + " bytes): " + path_;
-    return false;
-  }
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
-
-  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) {
-    error = "socket(): " + errno_text();
-    return false;
-  }
-  struct stat st{};
-  if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
-    // A socket file left behind: reuse the path unless someone still listens.
-    const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const bool taken = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    ::close(probe);
-    if (taken) {
-      error = "another process is already serving " + path_;
-      stop();
-      return false;
-    }
-    ::unlink(path_.c_str());
-  }
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(listen_fd_, 64) != 0) {
-    error = "cannot listen on " + path_ + ": " + errno_text();
-    stop();
-    return false;
-  }
-  ::chmod(path_.c_str(), 0660);
+  listen_fd_ = listen_unix(path_, 0660, error);
+  if (listen_fd_ < 0) return false;
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   running_ = true;
   thread_ = std::thread([this] { serve(); });
@@ -139,8 +109,8 @@ void Publisher::wake() {
   [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
 }
 
-void Publisher::publish(const std::string& camera, std::string json) {
-  auto shared = std::make_shared<const std::string>(std::move(json));
+void Publisher::publish(const std::string& camera, const std::string& json) {
+  auto shared = std::make_shared<const std::string>(json);
   {
     std::lock_guard lock(mutex_);
     ++messages_;

@@ -46,12 +46,18 @@ std::vector<Query> QuerySeeder::seed(const ImageView& frame, int source_width, i
   return seed_slots(live);
 }
 
+void QuerySeeder::retire(const std::string& id) {
+  for (Slot& slot : slots_) {
+    if (slot.current == id) slot.retired = true;
+  }
+}
+
 std::vector<Query> QuerySeeder::seed_slots(std::span<const TrackPoint> live) {
   std::unordered_set<std::string> alive;
   for (const TrackPoint& p : live) alive.insert(p.id);
   std::vector<Query> queries;
   for (Slot& slot : slots_) {
-    if (!slot.current.empty() && alive.count(slot.current)) continue;
+    if (slot.retired || (!slot.current.empty() && alive.count(slot.current))) continue;
     slot.current = slot.generation == 0 ? slot.base : slot.base + "." + std::to_string(slot.generation);
     ++slot.generation;
     queries.push_back({slot.current, slot.x, slot.y});

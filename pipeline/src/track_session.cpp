@@ -24,4 +24,9 @@ Status TrackSession::process(const Frame& frame, std::vector<TrackPoint>& out) n
   }
 }
 
+std::size_t TrackSession::remove_queries(std::span<const std::string> ids) {
+  for (const std::string& id : ids) seeder_.retire(id);
+  return tracker_->remove_queries(ids);
+}
+
 }  // namespace edgetap::pipeline

@@ -16,6 +16,8 @@ fail() { echo "FAIL: $*" >&2; [ -f "$work/daemon.log" ] && sed 's/^/  daemon: /'
 
 cat > "$work/edgetap.yaml" <<YAML
 publisher: {socket: $work/tracks.sock}
+control: {socket: $work/control.sock}
+metrics: {listen: ""}
 defaults:
   model_size: [128, 96]
   queries: {grid: [6, 4]}

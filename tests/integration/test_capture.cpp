@@ -141,3 +141,17 @@ TEST(Capture, PipelineDescriptionsPerSourceKind) {
   EXPECT_NE(d.find("filesrc location=\"/a \\\"b\\\".mp4\" ! decodebin"), std::string::npos) << d;
   EXPECT_NE(d.find("sync=false"), std::string::npos) << d;
 }
+
+TEST(Capture, FileLoopsAtEndWhenAsked) {
+  test::TempDir dir;
+  const cv::Mat texture = test::random_texture(200, 120, 3);
+  std::vector<pipeline::Frame> frames;
+  for (int t = 0; t < 8; ++t) frames.push_back(test::crop_frame(texture, t, 0, 160, 120, t));
+  ASSERT_EQ(test::write_mjpeg_avi(dir.file("short.avi"), frames, 30), "");
+  const auto camera = camera_from_yaml(
+      "{name: loop, source: 'file://short.avi', model_size: [80, 60], capture: {pace: fast, at_eof: loop}}",
+      dir.path().string());
+  // Three times the file's length arrives: the file was played again from the start.
+  const Motion m = measure_motion(camera, 24, 30s);
+  EXPECT_EQ(m.frames, 24u);
+}

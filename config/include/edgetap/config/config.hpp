@@ -18,6 +18,7 @@ struct Source {
   int test_height = 480;
   int test_fps = 30;
   int test_speed = 0;    // pixels per frame, positive scrolls the image to the left
+  bool operator==(const Source&) const = default;
 };
 
 enum class QueryPolicy { grid, features, points };
@@ -26,6 +27,7 @@ struct ExplicitPoint {
   std::string id;
   double x = 0;  // source-image pixels
   double y = 0;
+  bool operator==(const ExplicitPoint&) const = default;
 };
 
 struct QuerySettings {                  // key: queries
@@ -36,12 +38,14 @@ struct QuerySettings {                  // key: queries
   double feature_min_distance = 8.0;    // features.min_distance (model pixels)
   std::vector<ExplicitPoint> points;    // points: [{id, x, y}]
   bool reseed = true;                   // reseed: lost points are replaced under new ids
+  bool operator==(const QuerySettings&) const = default;
 };
 
 struct KltSettings {            // key: klt
   int window = 21;              // window: search window side in pixels (odd)
   int levels = 3;               // levels: pyramid levels above the base
   double fb_threshold = 1.0;    // fb_threshold: forward-backward error (model px) above which a point is lost
+  bool operator==(const KltSettings&) const = default;
 };
 
 enum class Pace { realtime, fast };
@@ -51,10 +55,18 @@ struct CaptureSettings {        // key: capture
   Pace pace = Pace::realtime;   // pace: realtime | fast (files only)
   AtEof at_eof = AtEof::stop;   // at_eof: loop | stop (files only)
   int queue = 4;                // queue: frames waiting for the tracker before the oldest is dropped
+  // Live sources (rtsp, v4l2, test) restart after an error or a stall, waiting
+  // retry_initial_ms, doubling up to retry_max_ms, each wait with +-20% jitter.
+  int retry_initial_ms = 500;   // retry.initial_ms
+  int retry_max_ms = 30000;     // retry.max_ms
+  double stall_timeout_s = 10;  // stall_timeout_s: no frame for this long restarts the pipeline (0 = never)
+  bool operator==(const CaptureSettings&) const = default;
 };
 
 struct PublishSettings {        // key: publish
   bool socket = true;           // socket: send this camera's tracks on the track socket
+  bool mqtt = true;             // mqtt: and to the MQTT broker (when mqtt.enabled)
+  bool operator==(const PublishSettings&) const = default;
 };
 
 struct CameraConfig {
@@ -69,16 +81,50 @@ struct CameraConfig {
   CaptureSettings capture;
   PublishSettings publish;
   int line = 0;                 // where the camera is defined in the file (1-based)
+  bool operator==(const CameraConfig&) const = default;
 };
 
 struct PublisherConfig {                              // key: publisher
   std::string socket_path = "/run/edgetap/tracks.sock";  // socket
   int subscriber_queue = 256;                         // subscriber_queue: messages per subscriber
+  bool operator==(const PublisherConfig&) const = default;
+};
+
+struct ControlConfig {                                // key: control
+  std::string socket_path = "/run/edgetap/control.sock";  // socket: JSON-lines control socket ("" = off)
+  bool operator==(const ControlConfig&) const = default;
+};
+
+struct MetricsConfig {                // key: metrics
+  std::string address = "127.0.0.1"; // listen: "HOST:PORT" for /metrics and /healthz ("" = off)
+  int port = 9464;
+  bool enabled = true;
+  bool operator==(const MetricsConfig&) const = default;
+};
+
+struct MqttConfig {                         // key: mqtt
+  bool enabled = false;                     // enabled
+  std::string host = "localhost";           // host
+  int port = 1883;                          // port
+  std::string client_id;                    // client_id ("" = edgetap-<hostname>)
+  std::string topic_prefix = "edgetap";     // topic_prefix: tracks on <prefix>/<camera>/tracks
+  int keepalive_s = 30;                     // keepalive_s
+  int qos = 0;                              // qos: 0 | 1
+  std::string credentials_file;             // credentials_file: "username:password" on its first line
+  std::string ca_file;                      // tls.ca_file: enables TLS
+  std::string cert_file;                    // tls.cert_file
+  std::string key_file;                     // tls.key_file
+  int retry_initial_ms = 500;               // retry.initial_ms
+  int retry_max_ms = 30000;                 // retry.max_ms
+  bool operator==(const MqttConfig&) const = default;
 };
 
 struct Config {
   std::string path;             // the file it came from ("<string>" when parsed from text)
   PublisherConfig publisher;
+  ControlConfig control;
+  MetricsConfig metrics;
+  MqttConfig mqtt;
   std::vector<CameraConfig> cameras;
 };
 

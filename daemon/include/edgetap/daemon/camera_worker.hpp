@@ -1,6 +1,9 @@
 // One camera at work: its capture pipeline, its frame queue and a tracking
-// thread that tracks each frame and publishes the result. A camera that fails
-// stops alone; the others carry on.
+// thread that tracks each frame and publishes the result. Live sources are
+// supervised: after an error, an end of stream or a stall the pipeline is
+// restarted with exponential backoff and jitter. A camera that fails stops or
+// retries alone; the others carry on. Runtime changes to the query points are
+// applied on the tracking thread between frames.
 #pragma once
 
 #include <atomic>
@@ -10,57 +13,61 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "edgetap/config/config.hpp"
+#include "edgetap/daemon/backoff.hpp"
+#include "edgetap/daemon/camera_stats.hpp"
 #include "edgetap/pipeline/capture.hpp"
 #include "edgetap/pipeline/frame_queue.hpp"
-#include "edgetap/pipeline/publisher.hpp"
+#include "edgetap/pipeline/message_sink.hpp"
 #include "edgetap/pipeline/track_session.hpp"
 
 namespace edgetap::daemon {
 
-struct CameraStats {
-  std::string name;
-  std::string state;              // running | ended | failed | stopped
-  std::string error;              // the capture's last error, if any
-  std::uint64_t frames_captured = 0;
-  std::uint64_t frames_tracked = 0;
-  std::uint64_t queue_drops = 0;
-  std::uint64_t tracks_lost = 0;
-  std::size_t points = 0;         // live tracks after the last frame
-  double tracker_ms_mean = 0;
-  double latency_ms_mean = 0;     // capture -> publish
-  double latency_ms_max = 0;
-  double seconds = 0;             // since start
-};
-
 // Called on the tracking thread after each frame (for overlays); must be quick.
 using FrameObserver = std::function<void(const pipeline::Frame&, const std::vector<TrackPoint>&)>;
 
+// What a runtime change to the query points did.
+struct PointsChange {
+  std::vector<std::string> applied;   // ids added or removed
+  std::vector<std::string> rejected;  // "id: reason"
+  std::string error;                  // the whole request failed (e.g. no frame yet)
+};
+
 class CameraWorker {
  public:
-  CameraWorker(const config::CameraConfig& camera, pipeline::Publisher* publisher, FrameObserver observer = {});
+  CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink, FrameObserver observer = {});
   ~CameraWorker();
   CameraWorker(const CameraWorker&) = delete;
   CameraWorker& operator=(const CameraWorker&) = delete;
 
-  // Starts capture and tracking. A pipeline that cannot be built leaves the
-  // camera in the failed state (logged) and returns false.
-  bool start();
+  void start();
   void stop();
-  // The capture has ended or failed and every queued frame is tracked.
+  // A file source has ended or failed and every queued frame is tracked.
+  // Live sources never finish: they are restarted.
   bool finished() const noexcept { return finished_.load(); }
   CameraStats stats() const;
+  const config::CameraConfig& config() const noexcept { return camera_; }
   const std::string& name() const noexcept { return camera_.name; }
+
+  // Adds tracks at source-image pixels of the latest frame / removes tracks.
+  // Blocks until the tracking thread applied the change (or `timeout`).
+  PointsChange add_points(const std::vector<config::ExplicitPoint>& points, std::chrono::milliseconds timeout);
+  PointsChange remove_points(const std::vector<std::string>& ids, std::chrono::milliseconds timeout);
 
  private:
   void track_loop();
   void track_one(const pipeline::Frame& frame, std::vector<TrackPoint>& points);
+  void supervise();
+  void run_control_tasks();
+  PointsChange run_on_tracking_thread(std::function<PointsChange()> task, std::chrono::milliseconds timeout);
 
   const config::CameraConfig camera_;
+  const bool live_;
   std::shared_ptr<spdlog::logger> log_;
-  pipeline::Publisher* publisher_;
+  pipeline::MessageSink* sink_;
   FrameObserver observer_;
   pipeline::FrameQueue queue_;
   pipeline::Capture capture_;
@@ -69,6 +76,21 @@ class CameraWorker {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> finished_{false};
   std::chrono::steady_clock::time_point started_;
+
+  // Supervision (tracking thread only).
+  Backoff backoff_;
+  std::int64_t restart_at_ns_ = 0;  // a restart is scheduled when > 0
+  std::uint64_t frames_at_restart_ = 0;
+
+  // Tracking-thread state that control tasks read.
+  std::unordered_set<std::string> live_ids_;
+  int source_width_ = 0;
+  int source_height_ = 0;
+  int model_width_ = 0;
+  int model_height_ = 0;
+
+  std::mutex tasks_mutex_;
+  std::vector<std::function<void()>> tasks_;
 
   mutable std::mutex stats_mutex_;
   CameraStats stats_;

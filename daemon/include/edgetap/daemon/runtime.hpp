@@ -1,17 +1,32 @@
-// Everything a configuration runs: the track socket and one worker per camera.
-// Start-up is ordered (socket, then cameras) and teardown is its reverse.
+// Everything a configuration runs: the track socket, the MQTT bridge (when
+// enabled) and one worker per camera. Start-up is ordered (outputs, then
+// cameras) and teardown is its reverse.
+// apply() swaps in a new, already validated configuration: unchanged cameras
+// keep running without a gap, changed ones restart, removed ones stop and new
+// ones start.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "edgetap/config/config.hpp"
 #include "edgetap/daemon/camera_worker.hpp"
+#include "edgetap/daemon/health.hpp"
+#include "edgetap/daemon/output_router.hpp"
+#include "edgetap/pipeline/mqtt_bridge.hpp"
 #include "edgetap/pipeline/publisher.hpp"
 
 namespace edgetap::daemon {
+
+struct ReloadSummary {
+  std::vector<std::string> kept, restarted, stopped, started;
+  bool publisher_restarted = false;
+  bool mqtt_restarted = false;
+  std::string to_string() const;
+};
 
 class Runtime {
  public:
@@ -21,22 +36,35 @@ class Runtime {
   explicit Runtime(config::Config config, ObserverFactory observers = {});
   ~Runtime();
 
-  // Opens the track socket and starts every camera. Returns false only when
-  // the socket cannot be opened; a camera that fails to start is logged and
-  // reported in stats while the others run.
+  // Opens the track socket, starts the MQTT bridge and every camera. Returns
+  // false only when the socket or the bridge cannot be set up; a camera whose
+  // source fails is logged and reported in stats while the others run.
   bool start(std::string& error);
   void stop();
+  // Swaps in `next` (see above). Returns false, keeping the running
+  // configuration, only when a changed track socket or bridge cannot be set up.
+  bool apply(config::Config next, ReloadSummary& summary, std::string& error);
 
-  // Every camera has finished (its source ended or failed).
+  // Every camera has finished (its file ended or failed).
   bool all_finished() const;
   std::vector<CameraStats> stats() const;
-  pipeline::PublisherStats publisher_stats() const { return publisher_.stats(); }
-  const config::Config& config() const noexcept { return config_; }
+  pipeline::PublisherStats publisher_stats() const;
+  Snapshot snapshot() const;
+  config::Config config() const;
+  // Runs `action` on the named camera under the runtime's lock; false when there is none.
+  bool with_camera(const std::string& name, const std::function<void(CameraWorker&)>& action);
 
  private:
+  std::unique_ptr<CameraWorker> make_worker(const config::CameraConfig& camera);
+  // Opens what `next` needs of the track socket and MQTT bridge (`first`: all of it).
+  bool swap_outputs(const config::Config& next, bool first, ReloadSummary& summary, std::string& error);
+
+  mutable std::mutex mutex_;
   config::Config config_;
   ObserverFactory observers_;
-  pipeline::Publisher publisher_;
+  OutputRouter router_;  // what every camera publishes to; outlives the outputs it routes to
+  std::unique_ptr<pipeline::Publisher> publisher_;
+  std::unique_ptr<pipeline::MqttBridge> mqtt_;
   std::vector<std::unique_ptr<CameraWorker>> workers_;
 };
 

@@ -41,6 +41,8 @@ class Capture {
   CaptureState state() const noexcept { return state_.load(); }
   std::string last_error() const;
   std::uint64_t frames_captured() const noexcept { return frames_.load(); }
+  // Monotonic time of the last frame (or of start() when none came since), for stall detection.
+  std::int64_t last_activity_steady_ns() const noexcept { return last_activity_ns_.load(); }
 
  private:
   struct Gst;  // the GStreamer objects, kept out of this header
@@ -56,6 +58,7 @@ class Capture {
   std::atomic<bool> stopping_{false};
   std::atomic<CaptureState> state_{CaptureState::idle};
   std::atomic<std::uint64_t> frames_{0};
+  std::atomic<std::int64_t> last_activity_ns_{0};
   mutable std::mutex error_mutex_;
   std::string last_error_;
 };

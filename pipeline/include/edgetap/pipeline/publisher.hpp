@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "edgetap/pipeline/message_sink.hpp"
+
 namespace spdlog { class logger; }
 
 namespace edgetap::pipeline {
@@ -27,7 +29,7 @@ struct PublisherStats {
   std::uint64_t subscriber_drops = 0;  // summed over subscribers, past and present
 };
 
-class Publisher {
+class Publisher final : public MessageSink {
  public:
   Publisher(std::string socket_path, std::size_t queue_capacity, std::shared_ptr<spdlog::logger> log);
   ~Publisher();
@@ -40,7 +42,7 @@ class Publisher {
 
   // Queues `json` (one object, no newline) for every subscriber of `camera`.
   // Thread-safe; never blocks on a subscriber.
-  void publish(const std::string& camera, std::string json);
+  void publish(const std::string& camera, const std::string& json) override;
 
   PublisherStats stats() const;
   const std::string& path() const noexcept { return path_; }

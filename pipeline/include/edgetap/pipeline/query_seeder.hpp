@@ -25,6 +25,8 @@ class QuerySeeder {
   // `source_width/height` convert explicit points from source-image pixels.
   std::vector<Query> seed(const ImageView& frame, int source_width, int source_height,
                           std::span<const TrackPoint> live);
+  // Stops re-seeding the slot whose live track is `id` (a track removed on request).
+  void retire(const std::string& id);
 
  private:
   struct Slot {
@@ -33,6 +35,7 @@ class QuerySeeder {
     float y = 0;
     std::string current;  // id of the slot's live track, "" when free
     int generation = 0;
+    bool retired = false;
   };
   void make_slots(const ImageView& frame, int source_width, int source_height);
   std::vector<Query> seed_slots(std::span<const TrackPoint> live);

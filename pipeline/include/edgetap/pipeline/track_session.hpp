@@ -21,6 +21,11 @@ class TrackSession {
   // and the ones seeded here.
   Status process(const Frame& frame, std::vector<TrackPoint>& out) noexcept;
 
+  // Adds user queries (model pixels, in the last processed frame); they are not re-seeded when lost.
+  void add_queries(std::span<const Query> queries) { tracker_->add_queries(queries); }
+  // Removes tracks for good (their grid or explicit slots are not re-seeded). Returns how many existed.
+  std::size_t remove_queries(std::span<const std::string> ids);
+
   Tracker& tracker() noexcept { return *tracker_; }
 
  private:

@@ -1,0 +1,73 @@
+#include "service_sections.hpp"
+
+#include <charconv>
+
+namespace edgetap::config::detail {
+
+void read_control(YamlReader& r, const YAML::Node& node, ControlConfig& out) {
+  if (!r.expect_map(node, "control", {"socket"})) return;
+  if (const YAML::Node socket = node["socket"]) {
+    // An empty string turns the control socket off.
+    if (socket.IsScalar()) {
+      out.socket_path = socket.Scalar();
+    } else {
+      r.problem(socket, "control.socket", "expected a path, or \"\" for no control socket");
+    }
+  }
+}
+
+void read_metrics(YamlReader& r, const YAML::Node& node, MetricsConfig& out) {
+  if (!r.expect_map(node, "metrics", {"listen"})) return;
+  const YAML::Node listen = node["listen"];
+  if (!listen) return;
+  const std::string text = listen.IsScalar() ? listen.Scalar() : "?";
+  if (text.empty()) {
+    out.enabled = false;
+    return;
+  }
+  const std::size_t colon = text.rfind(':');
+  int port = 0;
+  const char* end = text.data() + text.size();
+  const bool good = colon != std::string::npos && colon > 0 &&
+                    std::from_chars(text.data() + colon + 1, end, port).ptr == end && port >= 1 && port <= 65535;
+  if (!good) {
+    r.problem(listen, "metrics.listen", "expected \"HOST:PORT\" with PORT in [1, 65535] (or \"\" for off), got '" + text + "'");
+    return;
+  }
+  out.enabled = true;
+  out.address = text.substr(0, colon);
+  out.port = port;
+}
+
+void read_mqtt(YamlReader& r, const YAML::Node& node, MqttConfig& out) {
+  if (!r.expect_map(node, "mqtt", {"enabled", "host", "port", "client_id", "topic_prefix", "keepalive_s", "qos",
+                                   "credentials_file", "tls", "retry"})) {
+    return;
+  }
+  r.read_bool(node, "mqtt", "enabled", out.enabled);
+  r.read_string(node, "mqtt", "host", out.host);
+  r.read_int(node, "mqtt", "port", 1, 65535, out.port);
+  r.read_string(node, "mqtt", "client_id", out.client_id);
+  r.read_string(node, "mqtt", "topic_prefix", out.topic_prefix);
+  r.read_int(node, "mqtt", "keepalive_s", 5, 3600, out.keepalive_s);
+  r.read_int(node, "mqtt", "qos", 0, 1, out.qos);
+  r.read_string(node, "mqtt", "credentials_file", out.credentials_file);
+  if (const YAML::Node tls = node["tls"]) {
+    if (r.expect_map(tls, "mqtt.tls", {"ca_file", "cert_file", "key_file"})) {
+      r.read_string(tls, "mqtt.tls", "ca_file", out.ca_file);
+      r.read_string(tls, "mqtt.tls", "cert_file", out.cert_file);
+      r.read_string(tls, "mqtt.tls", "key_file", out.key_file);
+      if (out.cert_file.empty() != out.key_file.empty()) {
+        r.problem(tls, "mqtt.tls", "cert_file and key_file go together");
+      }
+    }
+  }
+  if (const YAML::Node retry = node["retry"]) {
+    if (r.expect_map(retry, "mqtt.retry", {"initial_ms", "max_ms"})) {
+      r.read_int(retry, "mqtt.retry", "initial_ms", 100, 600000, out.retry_initial_ms);
+      r.read_int(retry, "mqtt.retry", "max_ms", 100, 3600000, out.retry_max_ms);
+    }
+  }
+}
+
+}  // namespace edgetap::config::detail

@@ -1,0 +1,33 @@
+// A camera's counters, as shown by `edgetap run`, the control socket and /metrics.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace edgetap::daemon {
+
+// Upper bounds (ms) of the capture -> publish latency histogram buckets; the
+// last bucket is everything above.
+inline constexpr std::array<double, 10> kLatencyBucketsMs = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
+
+struct CameraStats {
+  std::string name;
+  std::string state;              // running | reconnecting | ended | failed | stopped
+  std::string error;              // the capture's last error, if any
+  std::uint64_t frames_captured = 0;
+  std::uint64_t frames_tracked = 0;
+  std::uint64_t queue_drops = 0;
+  std::uint64_t tracks_lost = 0;
+  std::uint64_t reconnects = 0;   // pipeline restarts after an error, end or stall
+  std::size_t points = 0;         // live tracks after the last frame
+  double tracker_ms_mean = 0;
+  double tracker_ms_sum = 0;
+  double latency_ms_mean = 0;     // capture -> publish
+  double latency_ms_sum = 0;
+  double latency_ms_max = 0;
+  std::array<std::uint64_t, kLatencyBucketsMs.size() + 1> latency_buckets{};  // counts per bucket
+  double seconds = 0;             // since start
+};
+
+}  // namespace edgetap::daemon

@@ -1,0 +1,43 @@
+// The control socket: JSON lines in, one JSON line out per request, on a Unix
+// stream socket served by its own thread. What each request does is the
+// handler's business (see control_commands.hpp); a malformed line gets an
+// error reply, never a crash.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+namespace spdlog { class logger; }
+
+namespace edgetap::daemon {
+
+class ControlServer {
+ public:
+  using Handler = std::function<nlohmann::json(const nlohmann::json& request)>;
+
+  ControlServer(std::string path, Handler handler, std::shared_ptr<spdlog::logger> log);
+  ~ControlServer();
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+  bool start(std::string& error);
+  void stop();
+
+ private:
+  void serve();
+  std::string answer(const std::string& line);
+
+  const std::string path_;
+  Handler handler_;
+  std::shared_ptr<spdlog::logger> log_;
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+};
+
+}  // namespace edgetap::daemon

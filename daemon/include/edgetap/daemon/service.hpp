@@ -1,0 +1,45 @@
+// edgetapd's lifecycle: load the configuration, start the runtime, the control
+// socket and the metrics endpoint, tell systemd READY, then serve until
+// SIGINT/SIGTERM, pinging the watchdog and reloading on SIGHUP. Teardown is
+// the reverse of start-up.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "edgetap/config/config.hpp"
+#include "edgetap/daemon/control_server.hpp"
+#include "edgetap/daemon/metrics_server.hpp"
+#include "edgetap/daemon/runtime.hpp"
+#include "edgetap/daemon/signals.hpp"
+#include "edgetap/daemon/systemd_notify.hpp"
+
+namespace edgetap::daemon {
+
+class Service {
+ public:
+  // `signals` must have been created before any thread started.
+  Service(std::string config_path, int stats_every_s, SignalWaiter& signals);
+  ~Service();
+
+  // Returns the process exit status.
+  int run();
+
+ private:
+  bool start_endpoints(const config::Config& config, std::string& error);
+  void reload();
+  std::string status_line() const;
+
+  const std::string config_path_;
+  const int stats_every_s_;
+  SignalWaiter& signals_;
+  std::shared_ptr<spdlog::logger> log_;
+  SystemdNotifier notifier_;
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<ControlServer> control_;
+  std::unique_ptr<MetricsServer> metrics_;
+  config::ControlConfig control_config_;
+  config::MetricsConfig metrics_config_;
+};
+
+}  // namespace edgetap::daemon

@@ -1,0 +1,101 @@
+#include "edgetap/daemon/control_commands.hpp"
+
+#include "edgetap/daemon/health.hpp"
+#include "edgetap/daemon/runtime.hpp"
+
+namespace edgetap::daemon {
+namespace {
+
+using json = nlohmann::json;
+constexpr auto kApplyTimeout = std::chrono::milliseconds(3000);
+
+json error(const std::string& message) { return {{"ok", false}, {"error", message}}; }
+
+json list(Runtime& runtime) {
+  const config::Config config = runtime.config();
+  const std::vector<CameraStats> stats = runtime.stats();
+  json cameras = json::array();
+  for (std::size_t i = 0; i < config.cameras.size() && i < stats.size(); ++i) {
+    const config::CameraConfig& c = config.cameras[i];
+    cameras.push_back({{"name", c.name},
+                       {"state", stats[i].state},
+                       {"source", c.source.uri},
+                       {"tracker", c.tracker},
+                       {"model_size", {c.model_width, c.model_height}},
+                       {"queries", config::to_string(c.queries.policy)},
+                       {"points", stats[i].points}});
+  }
+  return {{"ok", true}, {"cameras", cameras}};
+}
+
+json stats(Runtime& runtime) {
+  const Snapshot snapshot = runtime.snapshot();
+  json cameras = json::array();
+  for (const CameraStats& c : snapshot.cameras) cameras.push_back(camera_json(c));
+  json reply = {{"ok", true},
+                {"cameras", cameras},
+                {"socket", {{"subscribers", snapshot.socket.subscribers},
+                            {"messages", snapshot.socket.messages},
+                            {"subscriber_drops", snapshot.socket.subscriber_drops}}}};
+  if (snapshot.mqtt) {
+    reply["mqtt"] = {{"connected", snapshot.mqtt->connected},
+                     {"published", snapshot.mqtt->published},
+                     {"dropped", snapshot.mqtt->dropped},
+                     {"connects", snapshot.mqtt->connects}};
+  }
+  return reply;
+}
+
+json change_reply(const PointsChange& change, const char* applied_key) {
+  if (!change.error.empty()) return error(change.error);
+  return {{"ok", true}, {applied_key, change.applied}, {"rejected", change.rejected}};
+}
+
+json add_points(Runtime& runtime, const std::string& camera, const json& request) {
+  const json& list = request.value("points", json());
+  if (!list.is_array() || list.empty()) return error("'points' must be a non-empty list of {id, x, y}");
+  std::vector<config::ExplicitPoint> points;
+  for (const json& p : list) {
+    if (!p.is_object() || !p.contains("id") || !p["id"].is_string() || p["id"].get<std::string>().empty() ||
+        !p.contains("x") || !p["x"].is_number() || !p.contains("y") || !p["y"].is_number()) {
+      return error("each point needs a non-empty string 'id' and numbers 'x' and 'y' (source pixels): " + p.dump());
+    }
+    points.push_back({p["id"].get<std::string>(), p["x"].get<double>(), p["y"].get<double>()});
+  }
+  PointsChange change;
+  runtime.with_camera(camera, [&](CameraWorker& w) { change = w.add_points(points, kApplyTimeout); });
+  return change_reply(change, "added");
+}
+
+json remove_points(Runtime& runtime, const std::string& camera, const json& request) {
+  const json& list = request.value("ids", json());
+  if (!list.is_array() || list.empty()) return error("'ids' must be a non-empty list of track ids");
+  std::vector<std::string> ids;
+  for (const json& id : list) {
+    if (!id.is_string()) return error("'ids' must be a list of strings");
+    ids.push_back(id.get<std::string>());
+  }
+  PointsChange change;
+  runtime.with_camera(camera, [&](CameraWorker& w) { change = w.remove_points(ids, kApplyTimeout); });
+  return change_reply(change, "removed");
+}
+
+}  // namespace
+
+json handle_control_request(Runtime& runtime, const json& request) {
+  const std::string cmd = request.value("cmd", "");
+  if (cmd == "list") return list(runtime);
+  if (cmd == "stats") return stats(runtime);
+  if (cmd != "add_points" && cmd != "remove_points") {
+    return error("unknown cmd '" + cmd + "' (list, stats, add_points, remove_points)");
+  }
+  const json& camera = request.value("camera", json());
+  if (!camera.is_string()) return error("'" + cmd + "' needs \"camera\": NAME");
+  const std::string name = camera.get<std::string>();
+  bool found = false;
+  runtime.with_camera(name, [&](CameraWorker&) { found = true; });
+  if (!found) return error("no camera named '" + name + "'");
+  return cmd == "add_points" ? add_points(runtime, name, request) : remove_points(runtime, name, request);
+}
+
+}  // namespace edgetap::daemon

@@ -1,0 +1,41 @@
+#include "edgetap/daemon/metrics_server.hpp"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+namespace edgetap::daemon {
+
+MetricsServer::MetricsServer(SnapshotSource source, std::shared_ptr<spdlog::logger> log)
+    : source_(std::move(source)), log_(std::move(log)) {}
+
+MetricsServer::~MetricsServer() { stop(); }
+
+bool MetricsServer::start(const std::string& address, int port, std::string& error) {
+  server_ = std::make_unique<httplib::Server>();
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(format_prometheus(source_()), "text/plain; version=0.0.4");
+  });
+  server_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    const Snapshot snapshot = source_();
+    res.status = healthy(snapshot) ? 200 : 503;
+    res.set_content(health_json(snapshot).dump() + "\n", "application/json");
+  });
+  port_ = port == 0 ? server_->bind_to_any_port(address) : (server_->bind_to_port(address, port) ? port : -1);
+  if (port_ <= 0) {
+    error = "cannot listen for metrics on " + address + ":" + std::to_string(port);
+    server_.reset();
+    return false;
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  log_->info("metrics on http://{}:{}/metrics and /healthz", address, port_);
+  return true;
+}
+
+void MetricsServer::stop() {
+  if (!server_) return;
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+}
+
+}  // namespace edgetap::daemon
