@@ -1,8 +1,11 @@
 // edgetap-synth: writes a synthetic evaluation (or training) set with exact
 // ground truth in the evaluation dataset format. See eval/README.md.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <string>
 
 #include "edgetap/eval/progress_line.hpp"
@@ -51,67 +54,70 @@ bool add_paths(const std::string& arg, std::vector<std::filesystem::path>& out) 
   return true;
 }
 
+// Whole-string numbers only: "3x" or "" are errors, not 3 or 0.
+bool parse_number(const char* text, double& out) {
+  char* end = nullptr;
+  out = std::strtod(text, &end);
+  return end != text && *end == '\0';
+}
+bool parse_number(const char* text, int& out) {
+  double v = 0;
+  if (!parse_number(text, v) || v != std::floor(v) || std::abs(v) > 1e9) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+// Each option that takes a value, and what it sets.
+std::map<std::string, std::function<bool(const char*)>> option_setters(edgetap::synth::SynthOptions& o,
+                                                                        std::filesystem::path& out_dir) {
+  auto number = [](auto& field) { return [&field](const char* v) { return parse_number(v, field); }; };
+  return {
+      {"--out", [&](const char* v) { out_dir = v; return *v != '\0'; }},
+      {"--backgrounds", [&](const char* v) { return add_paths(v, o.backgrounds); }},
+      {"--cutouts", [&](const char* v) { return add_paths(v, o.cutouts); }},
+      {"--size", [&](const char* v) { return std::sscanf(v, "%dx%d", &o.width, &o.height) == 2; }},
+      {"--seed",
+       [&](const char* v) {
+         char* end = nullptr;
+         o.seed = std::strtoull(v, &end, 10);
+         return end != v && *end == '\0';
+       }},
+      {"--format", [&](const char* v) { o.format = v; return true; }},
+      {"--sequences", number(o.sequences)},
+      {"--frames", number(o.frames)},
+      {"--points", number(o.points)},
+      {"--speed", number(o.speed)},
+      {"--rotation", number(o.rotation)},
+      {"--scale-change", number(o.scale_change)},
+      {"--occluders", number(o.occluders)},
+      {"--perspective", number(o.perspective)},
+      {"--drift", number(o.drift)},
+      {"--noise", number(o.noise)},
+      {"--blur", number(o.blur_samples)},
+      {"--shutter", number(o.shutter)},
+      {"--background-share", number(o.background_share)},
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   edgetap::synth::SynthOptions o;
   std::filesystem::path out_dir;
   bool quiet = false;
+  const auto setters = option_setters(o, out_dir);
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    const char* value = has_value ? argv[i + 1] : "";
-    bool ok = true;
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (arg == "--quiet") {
+    }
+    if (arg == "--quiet") {
       quiet = true;
       continue;
-    } else if (!has_value) {
-      ok = false;
-    } else if (arg == "--out") {
-      out_dir = value;
-    } else if (arg == "--backgrounds") {
-      ok = add_paths(value, o.backgrounds);
-    } else if (arg == "--cutouts") {
-      ok = add_paths(value, o.cutouts);
-    } else if (arg == "--sequences") {
-      o.sequences = std::atoi(value);
-    } else if (arg == "--frames") {
-      o.frames = std::atoi(value);
-    } else if (arg == "--points") {
-      o.points = std::atoi(value);
-    } else if (arg == "--size") {
-      ok = std::sscanf(value, "%dx%d", &o.width, &o.height) == 2;
-    } else if (arg == "--seed") {
-      o.seed = std::strtoull(value, nullptr, 10);
-    } else if (arg == "--speed") {
-      o.speed = std::atof(value);
-    } else if (arg == "--rotation") {
-      o.rotation = std::atof(value);
-    } else if (arg == "--scale-change") {
-      o.scale_change = std::atof(value);
-    } else if (arg == "--occluders") {
-      o.occluders = std::atoi(value);
-    } else if (arg == "--perspective") {
-      o.perspective = std::atof(value);
-    } else if (arg == "--drift") {
-      o.drift = std::atof(value);
-    } else if (arg == "--noise") {
-      o.noise = std::atof(value);
-    } else if (arg == "--blur") {
-      o.blur_samples = std::atoi(value);
-    } else if (arg == "--shutter") {
-      o.shutter = std::atof(value);
-    } else if (arg == "--background-share") {
-      o.background_share = std::atof(value);
-    } else if (arg == "--format") {
-      o.format = value;
-    } else {
-      ok = false;
     }
-    if (!ok) {
+    const auto setter = setters.find(arg);
+    if (setter == setters.end() || i + 1 >= argc || !setter->second(argv[i + 1])) {
       std::fprintf(stderr, "edgetap-synth: bad or incomplete argument '%s'\n%s", arg.c_str(), kUsage);
       return 2;
     }

@@ -19,7 +19,7 @@ std::string validate(const SynthOptions& o) {
   if (o.background_share < 0 || o.background_share > 1) return "background share must be 0..1";
   if (o.format != "jpg" && o.format != "png") return "format must be jpg or png";
   if (o.backgrounds.empty()) return "no background images given";
-  if (o.occluders > 0 && o.cutouts.empty()) return "no occluder images given (or use --occluders-count 0)";
+  if (o.occluders > 0 && o.cutouts.empty()) return "no cut-out images given (--cutouts), or use --occluders 0";
   return "";
 }
 
