@@ -140,7 +140,9 @@ int score_clips(const Arguments& a, const eval::TrackerFactory& make_tracker) {
   eval::ProgressLine progress(!a.quiet);
   std::vector<eval::GtFreeResult> results;
   for (const std::string& input : a.inputs) {
-    const std::string name = std::filesystem::path(input).filename().string();
+    std::filesystem::path path(input);
+    if (!path.has_filename()) path = path.parent_path();  // "clip/" names "clip"
+    const std::string name = path.filename().string();
     progress.update(name + ": reading");
     const auto frames = eval::load_clip_frames(input, a.eval.size, a.gt_free.max_frames);
     results.push_back(eval::score_without_ground_truth(name, frames, make_tracker, a.gt_free, [&](int done, int total) {

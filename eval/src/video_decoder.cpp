@@ -14,6 +14,8 @@
 namespace edgetap::eval {
 namespace {
 
+constexpr int kStalledPolls = 30;  // half-second polls: 15 s without any news
+
 // Owns the pipeline; stopping it in the destructor also ends a decode cut short.
 struct Pipeline {
   GstElement* pipeline = nullptr;
@@ -94,6 +96,7 @@ std::vector<cv::Mat> decode_video(const std::filesystem::path& file, int max_fra
 
   std::vector<cv::Mat> frames;
   auto* sink = GST_APP_SINK(p.sink);
+  int idle_polls = 0;
   while (max_frames <= 0 || static_cast<int>(frames.size()) < max_frames) {
     if (const std::string error = pending_error(p.bus); !error.empty()) {
       throw DatasetError(file.string() + ": cannot decode: " + error);
@@ -101,8 +104,11 @@ std::vector<cv::Mat> decode_video(const std::filesystem::path& file, int max_fra
     GstSample* sample = gst_app_sink_try_pull_sample(sink, GST_SECOND / 2);
     if (sample == nullptr) {
       if (gst_app_sink_is_eos(sink)) break;
+      // Neither a frame, an error nor the end for a long while: do not hang.
+      if (++idle_polls == kStalledPolls) throw DatasetError(file.string() + ": the decoder stalled");
       continue;
     }
+    idle_polls = 0;
     cv::Mat frame = copy_frame(sample);
     gst_sample_unref(sample);
     if (frame.empty()) throw DatasetError(file.string() + ": a decoded frame could not be read");
