@@ -1,5 +1,6 @@
 #include "support/child_process.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,12 +10,12 @@
 
 namespace edgetap::test {
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, bool wait_for_line) {
   int out[2];
   if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
   pid_ = ::fork();
   if (pid_ == 0) {
-    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(wait_for_line ? out[1] : ::open("/dev/null", O_WRONLY), STDOUT_FILENO);
     ::close(out[0]);
     ::close(out[1]);
     std::vector<char*> args;
@@ -24,6 +25,10 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
     ::_exit(127);
   }
   ::close(out[1]);
+  if (!wait_for_line) {
+    ::close(out[0]);
+    return;
+  }
   pollfd pfd{out[0], POLLIN, 0};
   char c = 0;
   while (::poll(&pfd, 1, 10000) > 0 && ::read(out[0], &c, 1) == 1 && c != '\n') first_line_ += c;

@@ -11,8 +11,8 @@ namespace edgetap::test {
 
 class ChildProcess {
  public:
-  // Starts `argv[0]` and waits up to 10 s for its first line of output.
-  explicit ChildProcess(const std::vector<std::string>& argv);
+  // Starts `argv[0]`; when `wait_for_line`, waits up to 10 s for its first line of stdout.
+  explicit ChildProcess(const std::vector<std::string>& argv, bool wait_for_line = true);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

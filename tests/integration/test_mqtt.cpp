@@ -1,0 +1,198 @@
+// The MQTT bridge against a real mosquitto broker that the test starts on
+// loopback: track messages on <prefix>/<camera>/tracks, the retained
+// availability topic, the last will when the daemon dies, reconnection after
+// the broker restarts, and credentials from a file.
+#include <gtest/gtest.h>
+#include <mosquitto.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "edgetap/config/load.hpp"
+#include "edgetap/daemon/runtime.hpp"
+#include "support/child_process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace edgetap;
+using namespace std::chrono_literals;
+
+namespace {
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A mosquitto broker process on 127.0.0.1:port, with an optional extra config.
+std::unique_ptr<test::ChildProcess> start_broker(const test::TempDir& dir, int port, const std::string& extra = "") {
+  const std::string conf = dir.write("mosquitto-" + std::to_string(port) + ".conf",
+                                     "listener " + std::to_string(port) + " 127.0.0.1\n" +
+                                         // As root, mosquitto would switch to its own user, who cannot read our temp files.
+                                         (::getuid() == 0 ? "user root\n" : "") +
+                                         (extra.empty() ? "allow_anonymous true\n" : extra));
+  auto broker = std::make_unique<test::ChildProcess>(std::vector<std::string>{"/usr/sbin/mosquitto", "-c", conf}, false);
+  // Ready when it accepts connections.
+  for (int i = 0; i < 100; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    if (up) return broker;
+    std::this_thread::sleep_for(50ms);
+  }
+  ADD_FAILURE() << "mosquitto did not start on port " << port;
+  return broker;
+}
+
+// A subscriber that records the last payload and a count per topic.
+class Subscriber {
+ public:
+  Subscriber(int port, const std::string& user = "", const std::string& password = "") {
+    mosquitto_lib_init();
+    client_ = mosquitto_new(nullptr, true, this);
+    if (!user.empty()) mosquitto_username_pw_set(client_, user.c_str(), password.c_str());
+    mosquitto_message_callback_set(client_, [](mosquitto*, void* self, const mosquitto_message* m) {
+      auto* s = static_cast<Subscriber*>(self);
+      std::lock_guard lock(s->mutex_);
+      s->last_[m->topic] = std::string(static_cast<const char*>(m->payload), static_cast<std::size_t>(m->payloadlen));
+      ++s->count_[m->topic];
+    });
+    mosquitto_connect_callback_set(client_, [](mosquitto* c, void*, int) { mosquitto_subscribe(c, nullptr, "#", 1); });
+    mosquitto_connect(client_, "127.0.0.1", port, 30);
+    mosquitto_loop_start(client_);
+  }
+  ~Subscriber() {
+    mosquitto_disconnect(client_);
+    mosquitto_loop_stop(client_, true);
+    mosquitto_destroy(client_);
+  }
+  std::string last(const std::string& topic) {
+    std::lock_guard lock(mutex_);
+    return last_[topic];
+  }
+  int count(const std::string& topic) {
+    std::lock_guard lock(mutex_);
+    return count_[topic];
+  }
+  bool wait_for(const std::string& topic, const std::string& payload, std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (payload.empty() ? count(topic) > 0 : last(topic) == payload) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+ private:
+  mosquitto* client_ = nullptr;
+  std::mutex mutex_;
+  std::map<std::string, std::string> last_;
+  std::map<std::string, int> count_;
+};
+
+std::string config_yaml(const test::TempDir& dir, int port, const std::string& mqtt_extra = "") {
+  return "publisher: {socket: '" + dir.file("t.sock") + "'}\n" +
+         "mqtt: {enabled: true, host: 127.0.0.1, port: " + std::to_string(port) +
+         ", client_id: box1, retry: {initial_ms: 200, max_ms: 1000}" + mqtt_extra + "}\n" +
+         "defaults: {model_size: [80, 60], queries: {grid: [3, 3]}}\n"
+         "cameras:\n  - {name: yard, source: 'test:pinwheel?width=160&height=120&fps=30'}\n"
+         "  - {name: quiet, source: 'test:ball?width=160&height=120&fps=30', publish: {mqtt: false}}\n";
+}
+
+}  // namespace
+
+TEST(Mqtt, TracksAndAvailabilityReachTheBrokerAndSurviveARestart) {
+  test::TempDir dir;
+  const int port = free_port();
+  auto broker = start_broker(dir, port);
+  daemon::Runtime runtime(config::load_string(config_yaml(dir, port), "t.yaml", dir.path().string()));
+  std::string error;
+  ASSERT_TRUE(runtime.start(error)) << error;
+  {
+    Subscriber sub(port);
+    ASSERT_TRUE(sub.wait_for("edgetap/box1/status", "online", 10s));
+    ASSERT_TRUE(sub.wait_for("edgetap/yard/tracks", "", 10s));
+    const auto message = nlohmann::json::parse(sub.last("edgetap/yard/tracks"));
+    EXPECT_EQ(message["camera"], "yard");
+    EXPECT_EQ(message["type"], "tracks");
+    EXPECT_EQ(message["points"].size(), 9u);
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(sub.count("edgetap/quiet/tracks"), 0) << "publish.mqtt: false was ignored";
+  }
+  broker.reset();  // the broker dies; tracking goes on, MQTT messages are dropped and counted
+  std::this_thread::sleep_for(1s);
+  ASSERT_TRUE(runtime.snapshot().mqtt.has_value());
+  EXPECT_FALSE(runtime.snapshot().mqtt->connected);
+  const auto dropped = runtime.snapshot().mqtt->dropped;
+  std::this_thread::sleep_for(300ms);
+  EXPECT_GT(runtime.snapshot().mqtt->dropped, dropped);
+
+  broker = start_broker(dir, port);
+  Subscriber sub(port);
+  ASSERT_TRUE(sub.wait_for("edgetap/yard/tracks", "", 20s)) << "the bridge did not reconnect";
+  EXPECT_EQ(sub.last("edgetap/box1/status"), "online");
+  EXPECT_GE(runtime.snapshot().mqtt->connects, 2u);
+  runtime.stop();
+  EXPECT_TRUE(sub.wait_for("edgetap/box1/status", "offline", 5s)) << "a clean stop announces offline";
+}
+
+TEST(Mqtt, LastWillSaysOfflineWhenTheDaemonDies) {
+  test::TempDir dir;
+  const int port = free_port();
+  auto broker = start_broker(dir, port);
+  const std::string config = dir.write("edgetap.yaml", config_yaml(dir, port) + "control: {socket: ''}\nmetrics: {listen: ''}\n");
+  Subscriber sub(port);
+  {
+    test::ChildProcess daemon({EDGETAP_DAEMON, "--config", config}, false);
+    ASSERT_TRUE(sub.wait_for("edgetap/box1/status", "online", 10s));
+    daemon.kill();  // SIGKILL: no clean goodbye
+  }
+  EXPECT_TRUE(sub.wait_for("edgetap/box1/status", "offline", 10s)) << "the broker did not publish the last will";
+}
+
+TEST(Mqtt, CredentialsFromAFile) {
+  test::TempDir dir;
+  const int port = free_port();
+  const std::string passwords = dir.write("passwd", "");
+  ASSERT_EQ(std::system(("mosquitto_passwd -b " + passwords + " edge s3cret").c_str()), 0);
+  auto broker = start_broker(dir, port, "allow_anonymous false\npassword_file " + passwords + "\n");
+  const std::string good = dir.write("good.cred", "edge:s3cret\n");
+  const std::string bad = dir.write("bad.cred", "edge:wrong\n");
+  Subscriber sub(port, "edge", "s3cret");
+  {
+    daemon::Runtime runtime(config::load_string(config_yaml(dir, port, ", credentials_file: '" + bad + "'"), "t.yaml", "/"));
+    std::string error;
+    ASSERT_TRUE(runtime.start(error)) << error;
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_FALSE(runtime.snapshot().mqtt->connected);
+    EXPECT_EQ(sub.count("edgetap/yard/tracks"), 0);
+  }
+  daemon::Runtime runtime(config::load_string(config_yaml(dir, port, ", credentials_file: '" + good + "'"), "t.yaml", "/"));
+  std::string error;
+  ASSERT_TRUE(runtime.start(error)) << error;
+  EXPECT_TRUE(sub.wait_for("edgetap/yard/tracks", "", 10s));
+}
+
+TEST(Mqtt, UnreadableCredentialsFileIsAClearStartError) {
+  test::TempDir dir;
+  daemon::Runtime runtime(config::load_string(config_yaml(dir, 1883, ", credentials_file: '/nonexistent/cred'"), "t.yaml", "/"));
+  std::string error;
+  EXPECT_FALSE(runtime.start(error));
+  EXPECT_NE(error.find("/nonexistent/cred"), std::string::npos) << error;
+}
