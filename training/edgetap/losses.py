@@ -3,21 +3,36 @@ import torch
 import torch.nn.functional as F
 
 
-def noisy_init(tracks, tq, S, gen=None):
-    """Entering estimate of frame t = ground truth of frame t-1 plus noise (the streaming engine
-    enters frame t with its own estimate of t-1). tracks [B, N, T, 2]; returns [B, N, T, 2]."""
+def noisy_init(tracks, tq, S, drift=True):
+    """Entering estimate of frame t (the streaming engine enters frame t with its own estimate of
+    t-1): ground truth of frame t-1 plus an error drawn per track from three kinds, in 256-scaled px:
+      * i.i.d. jitter (sigma 0.3-2.7 px) on every frame;
+      * a constant offset (0-8 px), as when an estimate has settled on a wrong neighbour;
+      * a random walk starting at frame tq+2 (0.2-2 px per frame, capped at 24 px), as when the
+        estimate slides off the point frame after frame (the drift streaming must undo).
+    Plus rare 12 px jumps. tracks [B, N, T, 2] -> [B, N, T, 2]; frames <= tq+1 enter at the query."""
     B, N, T, _ = tracks.shape
     dev = tracks.device
+    sc = S / 256.0
     prev = torch.cat([tracks[:, :, :1], tracks[:, :, :-1]], dim=2)
-    sigma = torch.exp(torch.empty(B, N, 1, 1, device=dev).uniform_(-1.2, 1.4)) * (S / 256.0)
+    sigma = torch.exp(torch.empty(B, N, 1, 1, device=dev).uniform_(-1.2, 1.0)) * sc
     noise = torch.randn(B, N, T, 2, device=dev) * sigma
     big = (torch.rand(B, N, T, 1, device=dev) < 0.04).float()
-    noise = noise + big * torch.randn(B, N, T, 2, device=dev) * 12.0 * (S / 256.0)
-    p = prev + noise
+    noise = noise + big * torch.randn(B, N, T, 2, device=dev) * 12.0 * sc
     tt = torch.arange(T, device=dev)[None, None, :, None]
     tq_ = tq[:, :, None, None]
+    if drift:
+        mode = torch.rand(B, N, 1, 1, device=dev)
+        const = torch.randn(B, N, 1, 2, device=dev) * torch.empty(B, N, 1, 1, device=dev).uniform_(0, 8.0) * sc
+        step = torch.exp(torch.empty(B, N, 1, 1, device=dev).uniform_(-1.5, 0.7)) * sc
+        eps = torch.randn(B, N, T, 2, device=dev) * step * (tt > tq_ + 1).float()
+        walk = torch.cumsum(eps, dim=2)
+        n = walk.norm(dim=-1, keepdim=True).clamp(min=1e-6)
+        walk = walk * (24.0 * sc / n).clamp(max=1.0)
+        noise = noise + torch.where(mode < 0.35, const, torch.zeros_like(const)) \
+            + torch.where(mode > 0.65, walk, torch.zeros_like(walk))
+    p = prev + noise
     pq = torch.gather(tracks, 2, tq[:, :, None, None].expand(B, N, 1, 2))
-    # frame tq+1 enters with the exact query point (the engine knows it), as does tq itself
     return torch.where(tt <= tq_ + 1, pq.expand(B, N, T, 2), p)
 
 
