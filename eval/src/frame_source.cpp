@@ -12,16 +12,6 @@
 namespace edgetap::eval {
 namespace {
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-bool is_image_file(const std::filesystem::path& path) {
-  const std::string ext = lower(path.extension().string());
-  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
-}
-
 cv::Mat read_rgb(const std::filesystem::path& file) {
   cv::Mat bgr = cv::imread(file.string(), cv::IMREAD_COLOR);
   if (bgr.empty()) throw DatasetError(file.string() + ": not a readable image");
@@ -40,6 +30,12 @@ cv::Mat resized(cv::Mat frame, FrameSize size) {
 }
 
 }  // namespace
+
+bool is_image_file(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
+}
 
 bool parse_frame_size(const std::string& text, FrameSize& size) {
   if (text == "native") {

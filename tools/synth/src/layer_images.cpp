@@ -4,19 +4,14 @@
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
 
+#include "edgetap/eval/frame_source.hpp"
+
 namespace edgetap::synth {
 namespace {
-
-bool is_image(const std::filesystem::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
-}
 
 cv::Mat read(const std::filesystem::path& file, int flags) {
   cv::Mat image;
@@ -57,7 +52,7 @@ std::vector<std::filesystem::path> list_images(const std::vector<std::filesystem
       files.push_back(p);
     } else if (std::filesystem::is_directory(p)) {
       for (const auto& e : std::filesystem::recursive_directory_iterator(p)) {
-        if (e.is_regular_file() && is_image(e.path())) files.push_back(e.path());
+        if (e.is_regular_file() && eval::is_image_file(e.path())) files.push_back(e.path());
       }
     } else {
       throw std::runtime_error(p.string() + ": no such image file or folder");

@@ -24,6 +24,9 @@ struct FrameSize {
 bool parse_frame_size(const std::string& text, FrameSize& size);
 std::string to_string(FrameSize size);
 
+// A .jpg, .jpeg or .png file name (any case).
+bool is_image_file(const std::filesystem::path& path);
+
 // The image files of a frames folder, sorted by name.
 std::vector<std::filesystem::path> list_frame_files(const std::filesystem::path& folder);
 
