@@ -1,6 +1,7 @@
 #include "edgetap/pipeline/publisher.hpp"
 
 #include "edgetap/pipeline/unix_listener.hpp"
+#include "edgetap/pipeline/wire_format.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -24,7 +26,7 @@ constexpr int kMessagesPerWakeup = 64;
 std::string errno_text() { return std::strerror(errno); }
 
 // Parses a hello line; returns "" on success or the error to send back.
-std::string parse_hello(const std::string& line, std::set<std::string>& cameras) {
+std::string parse_hello(const std::string& line, std::set<std::string>& cameras, wire::Format& format) {
   nlohmann::json hello = nlohmann::json::parse(line, nullptr, false);
   if (hello.is_discarded() || !hello.is_object()) return "hello must be one JSON object on one line";
   for (const auto& [key, value] : hello.items()) {
@@ -35,9 +37,9 @@ std::string parse_hello(const std::string& line, std::set<std::string>& cameras)
         cameras.insert(name.get<std::string>());
       }
     } else if (key == "format") {
-      if (!value.is_string() || value.get<std::string>() != "ndjson") {
-        return "unsupported 'format' (supported: \"ndjson\")";
-      }
+      const std::string name = value.is_string() ? value.get<std::string>() : "";
+      if (name != "ndjson" && name != "cbor") return "unsupported 'format' (supported: \"ndjson\", \"cbor\")";
+      format = name == "cbor" ? wire::Format::cbor : wire::Format::ndjson;
     } else {
       return "unknown hello key '" + key + "' (allowed: subscribe, format)";
     }
@@ -47,13 +49,20 @@ std::string parse_hello(const std::string& line, std::set<std::string>& cameras)
 
 }  // namespace
 
+// One message in every encoding some subscriber wants.
+struct Publisher::Encoded {
+  std::string json;
+  std::string cbor;  // empty unless a CBOR subscriber wants it
+};
+
 struct Publisher::Subscriber {
   struct Entry {
-    std::shared_ptr<const std::string> json;
+    std::shared_ptr<const Encoded> message;
     bool tracks = true;  // a track message (gets the "dropped" field) or a reply
   };
   int fd = -1;
   std::set<std::string> cameras;  // empty: all
+  wire::Format format = wire::Format::ndjson;
   std::deque<Entry> queue;
   std::uint64_t dropped_pending = 0;
   std::uint64_t dropped_total = 0;
@@ -110,10 +119,16 @@ void Publisher::wake() {
 }
 
 void Publisher::publish(const std::string& camera, const std::string& json) {
-  auto shared = std::make_shared<const std::string>(json);
   {
     std::lock_guard lock(mutex_);
     ++messages_;
+    auto encoded = std::make_shared<Encoded>();
+    encoded->json = json;
+    const bool cbor_wanted = std::any_of(subscribers_.begin(), subscribers_.end(), [&](const auto& s) {
+      return s->format == wire::Format::cbor && s->wants(camera);
+    });
+    if (cbor_wanted) encoded->cbor = wire::cbor_of(json);
+    std::shared_ptr<const Encoded> shared = std::move(encoded);
     for (auto& s : subscribers_) {
       if (s->dead || s->close_after_flush || !s->wants(camera)) continue;
       if (s->queue.size() >= capacity_) {
@@ -166,13 +181,14 @@ void Publisher::read_hello(Subscriber& s) {
     if (newline == std::string::npos && s.in.size() < kMaxHelloBytes) continue;
     s.hello_done = true;
     std::string error = newline == std::string::npos ? "hello line longer than 64 KiB"
-                                                     : parse_hello(s.in.substr(0, newline), s.cameras);
+                                                     : parse_hello(s.in.substr(0, newline), s.cameras, s.format);
     nlohmann::ordered_json reply;
     reply["v"] = 1;
     if (error.empty()) {
+      s.queue.clear();  // the stream in the chosen encoding and cameras starts after the reply
       reply["type"] = "hello";
       reply["subscribe"] = s.cameras.empty() ? nlohmann::ordered_json("all") : nlohmann::ordered_json(s.cameras);
-      reply["format"] = "ndjson";
+      reply["format"] = s.format == wire::Format::cbor ? "cbor" : "ndjson";
     } else {
       reply["type"] = "error";
       reply["error"] = error;
@@ -180,7 +196,10 @@ void Publisher::read_hello(Subscriber& s) {
       s.queue.clear();
       log_->warn("subscriber sent a bad hello: {}", error);
     }
-    s.queue.push_front({std::make_shared<const std::string>(reply.dump()), false});
+    auto encoded = std::make_shared<Encoded>();
+    encoded->json = reply.dump();
+    if (error.empty() && s.format == wire::Format::cbor) encoded->cbor = wire::cbor_of(encoded->json);
+    s.queue.push_front({std::move(encoded), false});
     s.in.clear();
   }
 }
@@ -191,11 +210,14 @@ void Publisher::flush(Subscriber& s) {
       if (s.queue.empty()) break;
       const Subscriber::Entry entry = std::move(s.queue.front());
       s.queue.pop_front();
+      const Encoded& m = *entry.message;
+      const bool cbor = s.format == wire::Format::cbor && !m.cbor.empty();  // a failed hello's reply stays JSON
       if (entry.tracks) {
-        s.out = "{\"dropped\":" + std::to_string(s.dropped_pending) + "," + entry.json->substr(1) + "\n";
+        s.out = cbor ? wire::cbor_with_dropped(m.cbor, s.dropped_pending)
+                     : wire::ndjson_with_dropped(m.json, s.dropped_pending);
         s.dropped_pending = 0;
       } else {
-        s.out = *entry.json + "\n";
+        s.out = cbor ? m.cbor : m.json + "\n";
       }
       s.out_offset = 0;
     }

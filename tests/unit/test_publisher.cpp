@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <atomic>
 #include <nlohmann/json.hpp>
@@ -161,4 +165,60 @@ TEST(Publisher, RefusesASocketAnotherProcessServes) {
   ASSERT_TRUE(first.start(error)) << error;
   EXPECT_FALSE(second.start(error));
   EXPECT_NE(error.find("already serving"), std::string::npos) << error;
+}
+
+TEST_F(PublisherFixture, CborSubscribersGetCborMapsWithTheSameFields) {
+  start(64);
+  pipeline::TrackClient json_client;
+  connect(json_client);
+  // A raw socket for the binary stream.
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, publisher->path().c_str());
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string hello = "{\"subscribe\": [\"cam1\"], \"format\": \"cbor\"}\n";
+  ASSERT_EQ(::send(fd, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
+  wait_for_subscribers(2);
+  std::this_thread::sleep_for(200ms);  // the hello is read before publishing
+  for (int i = 0; i < 3; ++i) publisher->publish("cam1", track_json("cam1", i));
+
+  std::vector<std::uint8_t> bytes;
+  std::vector<nlohmann::json> items;
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (items.size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::uint8_t chunk[4096];
+    const ssize_t n = ::recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n > 0) bytes.insert(bytes.end(), chunk, chunk + n);
+    // Decode as many complete CBOR items as the bytes hold.
+    items.clear();
+    std::size_t offset = 0;
+    while (offset < bytes.size()) {
+      std::size_t used = 0;
+      nlohmann::json item;
+      bool complete = false;
+      for (std::size_t end = offset + 1; end <= bytes.size() && !complete; ++end) {
+        item = nlohmann::json::from_cbor(bytes.begin() + offset, bytes.begin() + end, true, false);
+        complete = !item.is_discarded();
+        used = end - offset;
+      }
+      if (!complete) break;
+      items.push_back(item);
+      offset += used;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  ::close(fd);
+  ASSERT_EQ(items.size(), 4u);
+  EXPECT_EQ(items[0]["type"], "hello");
+  EXPECT_EQ(items[0]["format"], "cbor");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(items[i + 1]["seq"], i);
+    EXPECT_EQ(items[i + 1]["dropped"], 0);
+    EXPECT_EQ(items[i + 1]["camera"], "cam1");
+  }
+  // The NDJSON subscriber still gets text.
+  const auto line = json_client.read_line(2000ms);
+  ASSERT_TRUE(line);
+  EXPECT_EQ(nlohmann::json::parse(*line)["seq"], 0);
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "edgetap/pipeline/track_message.hpp"
+#include "edgetap/pipeline/wire_format.hpp"
 
 using namespace edgetap;
 
@@ -39,4 +40,28 @@ TEST(TrackMessage, SchemaAndSourcePixelCoordinates) {
   EXPECT_EQ(j["points"][0]["visible"], true);
   EXPECT_EQ(j["points"][1]["lost"], true);
   EXPECT_EQ(j["points"][1]["visible"], false);
+}
+
+TEST(WireFormat, DroppedCountIsSplicedFirstInBothEncodings) {
+  const std::string json = R"({"v":1,"type":"tracks","camera":"c","seq":3})";
+  const auto line = pipeline::wire::ndjson_with_dropped(json, 42);
+  ASSERT_EQ(line.back(), '\n');
+  const auto from_line = nlohmann::ordered_json::parse(line);
+  EXPECT_EQ(from_line.begin().key(), "dropped");
+  EXPECT_EQ(from_line["dropped"], 42);
+  EXPECT_EQ(from_line["seq"], 3);
+
+  const std::string cbor = pipeline::wire::cbor_with_dropped(pipeline::wire::cbor_of(json), 100000);
+  const auto from_cbor = nlohmann::ordered_json::from_cbor(cbor);
+  EXPECT_EQ(from_cbor.begin().key(), "dropped");
+  EXPECT_EQ(from_cbor["dropped"], 100000);
+  EXPECT_EQ(from_cbor["camera"], "c");
+  EXPECT_EQ(from_cbor.size(), 5u);
+
+  // A map of 23 fields needs a two-byte header once "dropped" makes it 24.
+  nlohmann::ordered_json wide;
+  for (int i = 0; i < 23; ++i) wide["k" + std::to_string(i)] = i;
+  const auto spliced = nlohmann::ordered_json::from_cbor(pipeline::wire::cbor_with_dropped(pipeline::wire::cbor_of(wide.dump()), 1));
+  EXPECT_EQ(spliced.size(), 24u);
+  EXPECT_EQ(spliced["k22"], 22);
 }

@@ -2,8 +2,9 @@
 // frame per camera to any number of subscribers.
 //
 // A subscriber may first send one hello line
-//   {"subscribe": ["cam1", ...], "format": "ndjson"}
-// to choose cameras (default: all). Every subscriber has a bounded queue: when
+//   {"subscribe": ["cam1", ...], "format": "ndjson" | "cbor"}
+// to choose cameras (default: all) and the encoding: NDJSON lines (default) or
+// a stream of CBOR maps with the same fields. Every subscriber has a bounded queue: when
 // it is full the oldest message is dropped and counted, and the count rides in
 // the "dropped" field of the next message it receives. Writes are non-blocking
 // on one I/O thread, so a stalled or vanished subscriber never slows tracking.
@@ -48,6 +49,7 @@ class Publisher final : public MessageSink {
   const std::string& path() const noexcept { return path_; }
 
  private:
+  struct Encoded;
   struct Subscriber;
   void serve();
   void accept_clients();
