@@ -47,16 +47,16 @@ void read_mqtt(YamlReader& r, const YAML::Node& node, MqttConfig& out) {
   r.read_bool(node, "mqtt", "enabled", out.enabled);
   r.read_string(node, "mqtt", "host", out.host);
   r.read_int(node, "mqtt", "port", 1, 65535, out.port);
-  r.read_string(node, "mqtt", "client_id", out.client_id);
+  r.read_string(node, "mqtt", "client_id", out.client_id, true);
   r.read_string(node, "mqtt", "topic_prefix", out.topic_prefix);
   r.read_int(node, "mqtt", "keepalive_s", 5, 3600, out.keepalive_s);
   r.read_int(node, "mqtt", "qos", 0, 1, out.qos);
-  r.read_string(node, "mqtt", "credentials_file", out.credentials_file);
+  r.read_string(node, "mqtt", "credentials_file", out.credentials_file, true);
   if (const YAML::Node tls = node["tls"]) {
     if (r.expect_map(tls, "mqtt.tls", {"ca_file", "cert_file", "key_file"})) {
-      r.read_string(tls, "mqtt.tls", "ca_file", out.ca_file);
-      r.read_string(tls, "mqtt.tls", "cert_file", out.cert_file);
-      r.read_string(tls, "mqtt.tls", "key_file", out.key_file);
+      r.read_string(tls, "mqtt.tls", "ca_file", out.ca_file, true);
+      r.read_string(tls, "mqtt.tls", "cert_file", out.cert_file, true);
+      r.read_string(tls, "mqtt.tls", "key_file", out.key_file, true);
       if (out.cert_file.empty() != out.key_file.empty()) {
         r.problem(tls, "mqtt.tls", "cert_file and key_file go together");
       }

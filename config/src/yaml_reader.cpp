@@ -140,12 +140,12 @@ void YamlReader::read_bool(const YAML::Node& map, const std::string& path, const
 }
 
 void YamlReader::read_string(const YAML::Node& map, const std::string& path, const char* key,
-                             std::string& out) {
+                             std::string& out, bool allow_empty) {
   const YAML::Node node = map[key];
   if (!node) return;
   const std::string where = join(path, key);
   if (!scalar(node, where, "a string")) return;
-  if (node.Scalar().empty()) {
+  if (node.Scalar().empty() && !allow_empty) {
     problem(node, where, "must not be empty");
     return;
   }

@@ -34,7 +34,9 @@ class YamlReader {
   void read_double(const YAML::Node& map, const std::string& path, const char* key, double lo, double hi,
                    double& out);
   void read_bool(const YAML::Node& map, const std::string& path, const char* key, bool& out);
-  void read_string(const YAML::Node& map, const std::string& path, const char* key, std::string& out);
+  // `allow_empty`: "" is a valid value (an optional path, say).
+  void read_string(const YAML::Node& map, const std::string& path, const char* key, std::string& out,
+                   bool allow_empty = false);
   // Reads one of `names`; stores the index of the match.
   void read_choice(const YAML::Node& map, const std::string& path, const char* key,
                    std::initializer_list<const char*> names, int& out);
