@@ -5,12 +5,13 @@ set -euo pipefail
 
 BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
+  debhelper dpkg-dev fakeroot lintian help2man systemd
   libgtest-dev libgmock-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libsystemd-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-video-dev
   libopencv-imgcodecs-dev libopencv-videoio-dev
-  libcpp-httplib-dev libmosquitto-dev
+  libcpp-httplib-dev libmosquitto-dev libopenblas-dev
 )
 RUNTIME_PACKAGES=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good

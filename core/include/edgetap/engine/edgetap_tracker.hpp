@@ -1,0 +1,38 @@
+// The `edgetap` tracker: the network behind the tracker seam. Maps the seam's
+// string ids to the session's track handles. Occluded points stay tracked
+// (visible = false); a track is reported lost only when it is removed.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgetap/engine/streaming_session.hpp"
+#include "edgetap/tracker.hpp"
+
+namespace edgetap::engine {
+
+class EdgeTapTracker final : public Tracker {
+ public:
+  // `network` must outlive the tracker (several cameras may share one).
+  explicit EdgeTapTracker(std::shared_ptr<const Network> network, float visible_threshold = 0.5f);
+
+  std::string_view name() const noexcept override { return "edgetap"; }
+  void add_queries(std::span<const Query> queries) override;
+  std::size_t remove_queries(std::span<const std::string> ids) override;
+  std::size_t size() const noexcept override { return handles_.size() + pending_.size(); }
+  Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override;
+
+ private:
+  void start_pending();
+
+  std::shared_ptr<const Network> network_;
+  StreamingSession session_;
+  float visible_threshold_;
+  std::vector<Query> pending_;             // added before the first frame
+  std::map<std::string, int> handles_;     // id -> session handle
+  std::vector<std::string> order_;         // ids in the order they were added
+};
+
+}  // namespace edgetap::engine

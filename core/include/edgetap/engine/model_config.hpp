@@ -1,0 +1,39 @@
+// The EdgeTAP network's hyper-parameters, read from the JSON file exported
+// beside the weights (models/edgetap-<size>.json).
+#pragma once
+
+#include <array>
+#include <string>
+
+namespace edgetap::engine {
+
+struct ModelConfig {
+  std::string version;
+  std::array<int, 5> enc_channels{};  // encoder widths at strides 2, 4, 8, 16, 32
+  int feat_dim = 0;                   // D: channels of every pyramid level
+  std::array<int, 4> strides{};       // pyramid strides (4, 8, 16, 32)
+  int radius = 0;                     // correlation window (2r+1)^2 per level
+  int width = 0;                      // transformer width
+  int heads = 0;
+  int blocks = 0;
+  int mlp_ratio = 0;
+  int iters = 0;                      // refinement iterations per frame
+  int window = 0;                     // causal window W (frames)
+  int n_freq = 0;                     // Fourier frequencies of the displacement encoding
+  float disp_scale = 1.f;
+  int corr_hidden = 0;
+  float pixel_mean = 0.f;
+  float pixel_std = 1.f;
+  int size_multiple = 1;              // input sides must be multiples of this
+
+  int levels() const noexcept { return static_cast<int>(strides.size()); }
+  int window_cells() const noexcept { return (2 * radius + 1) * (2 * radius + 1); }
+  int n_corr() const noexcept { return levels() * window_cells(); }
+  int token_in() const noexcept { return corr_hidden + 2 + 4 * n_freq + 1; }
+  int head_dim() const noexcept { return width / heads; }
+};
+
+// Throws ModelError (see safetensors.hpp) naming the file and key on any problem.
+ModelConfig load_model_config(const std::string& path);
+
+}  // namespace edgetap::engine

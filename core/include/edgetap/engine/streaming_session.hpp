@@ -1,0 +1,91 @@
+// The EdgeTAP network streaming over a camera, on the CPU: push a frame, get
+// every track's estimate for it. Exactly the semantics of the PyTorch
+// reference (training/edgetap/engine.py, training/STREAMING.md):
+//   - a track starts at a point of the last pushed frame (its query frame):
+//     its descriptor is sampled there and it runs one "query step" that fills
+//     its anchor keys/values;
+//   - every later frame: `iters` refinement iterations, each a local
+//     correlation around the current estimate at every pyramid level, a token,
+//     `blocks` causal transformer blocks attending over the track's cached
+//     keys/values of the last `window` frames (plus the anchor once the query
+//     frame has left the window), and a head giving dx, dy, visibility and
+//     confidence logits.
+// No past frame or feature map is kept: only per-track descriptors and caches.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "edgetap/engine/encoder.hpp"
+#include "edgetap/engine/model_config.hpp"
+#include "edgetap/engine/weights.hpp"
+#include "edgetap/image.hpp"
+#include "edgetap/status.hpp"
+
+namespace edgetap::engine {
+
+struct Network {
+  ModelConfig config;
+  Weights weights;
+};
+
+// Loads `<stem>.json` and `<stem>.safetensors`; throws ModelError.
+Network load_network(const std::string& safetensors_path, const std::string& config_path);
+
+struct TrackEstimate {
+  float x = 0, y = 0;     // model-input pixels
+  float visible = 0;      // probability
+  float confidence = 0;   // probability
+};
+
+struct Point2 {
+  float x = 0, y = 0;
+};
+
+class StreamingSession {
+ public:
+  explicit StreamingSession(const Network& network);
+
+  // Encodes `frame` and advances every track to it.
+  Status push_frame(const ImageView& frame) noexcept;
+  // Starts tracks at points of the last pushed frame; returns their handles.
+  // Requires a pushed frame.
+  std::vector<int> add_tracks(std::span<const Point2> points);
+  void remove_track(int handle);
+  bool alive(int handle) const;
+  const TrackEstimate& estimate(int handle) const { return tracks_[static_cast<std::size_t>(handle)].estimate; }
+  std::int64_t frames() const noexcept { return t_ + 1; }
+  // The last pushed frame's pyramid (for tests and golden checks).
+  const Pyramid& pyramid() const noexcept { return pyramid_; }
+  // Correlation vectors of the first iteration of the last step, per stepped track (tests).
+  const std::vector<float>& last_first_correlation() const noexcept { return first_corr_; }
+
+ private:
+  struct Track {
+    bool alive = false;
+    std::int64_t query_frame = 0;
+    Point2 query;
+    Point2 position;
+    std::vector<float> descriptors;  // [levels][D]
+    std::vector<float> keys, values; // [iters][blocks][heads][window + 1][head_dim]
+    TrackEstimate estimate;
+  };
+  void step(const std::vector<int>& tracks, bool query_step);
+  void attention_bias(const Track& track, std::vector<float>& bias) const;
+  std::size_t cache_offset(int iter, int block, int head) const;
+
+  const Network& net_;
+  CpuEncoder encoder_;
+  Pyramid pyramid_;
+  std::int64_t t_ = -1;
+  std::vector<std::int64_t> slot_frame_;
+  std::vector<Track> tracks_;
+  std::vector<int> free_;
+  // Per-step work buffers (rows = tracks stepped).
+  std::vector<float> corr_, hidden1_, hidden2_, token_, x_, h_, normed_, qkv_, attended_, tmp_, mlp_, out_, bias_;
+  std::vector<float> first_corr_;
+  std::vector<Point2> p_;
+};
+
+}  // namespace edgetap::engine

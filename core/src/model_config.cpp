@@ -1,0 +1,64 @@
+#include "edgetap/engine/model_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "edgetap/engine/safetensors.hpp"
+
+namespace edgetap::engine {
+namespace {
+
+template <typename T>
+T field(const nlohmann::json& j, const std::string& path, const char* key) {
+  if (!j.contains(key)) throw ModelError(path + ": missing key '" + key + "'");
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw ModelError(path + ": key '" + std::string(key) + "' has the wrong type");
+  }
+}
+
+}  // namespace
+
+ModelConfig load_model_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ModelError(path + ": cannot open the model configuration");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw ModelError(path + ": not a JSON object");
+  // The hyper-parameters may sit at the top level or under "model".
+  const nlohmann::json& m = j.contains("model") && j["model"].is_object() ? j["model"] : j;
+  ModelConfig c;
+  c.version = m.value("version", j.value("version", std::string("unknown")));
+  const auto enc = field<std::vector<int>>(m, path, "enc_channels");
+  const auto strides = field<std::vector<int>>(m, path, "strides");
+  if (enc.size() != c.enc_channels.size()) throw ModelError(path + ": enc_channels needs 5 widths");
+  if (strides.size() != c.strides.size()) throw ModelError(path + ": strides needs 4 values");
+  std::copy(enc.begin(), enc.end(), c.enc_channels.begin());
+  std::copy(strides.begin(), strides.end(), c.strides.begin());
+  c.feat_dim = field<int>(m, path, "feat_dim");
+  c.radius = field<int>(m, path, "radius");
+  c.width = field<int>(m, path, "width");
+  c.heads = field<int>(m, path, "heads");
+  c.blocks = field<int>(m, path, "blocks");
+  c.mlp_ratio = field<int>(m, path, "mlp_ratio");
+  c.iters = field<int>(m, path, "iters");
+  c.window = field<int>(m, path, "window");
+  c.n_freq = field<int>(m, path, "n_freq");
+  c.disp_scale = field<float>(m, path, "disp_scale");
+  c.corr_hidden = field<int>(m, path, "corr_hidden");
+  c.pixel_mean = field<float>(m, path, "pixel_mean");
+  c.pixel_std = field<float>(m, path, "pixel_std");
+  c.size_multiple = m.value("size_multiple", 32);
+  if (c.heads <= 0 || c.width % c.heads != 0) throw ModelError(path + ": width must be a multiple of heads");
+  if (c.radius < 0 || c.radius > 7) throw ModelError(path + ": radius must be in [0, 7]");
+  if (std::vector<int>(c.strides.begin(), c.strides.end()) != std::vector<int>{4, 8, 16, 32}) {
+    throw ModelError(path + ": this engine implements strides [4, 8, 16, 32]");
+  }
+  if (c.window <= 0 || c.iters <= 0 || c.blocks <= 0 || c.feat_dim <= 0 || c.pixel_std == 0.f) {
+    throw ModelError(path + ": window, iters, blocks, feat_dim must be positive and pixel_std non-zero");
+  }
+  return c;
+}
+
+}  // namespace edgetap::engine

@@ -1,0 +1,261 @@
+#include "edgetap/engine/streaming_session.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <numbers>
+
+#include "edgetap/engine/safetensors.hpp"
+#include "edgetap/kernels/cpu.hpp"
+
+namespace edgetap::engine {
+
+namespace k = edgetap::kernels::cpu;
+
+namespace {
+
+float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+void linear(const Linear& l, const float* in, int rows, float* out, bool accumulate = false) {
+  k::gemm_nt(rows, l.out, l.in, in, l.weight.data(), l.bias.data(), out, accumulate);
+}
+
+}  // namespace
+
+Network load_network(const std::string& safetensors_path, const std::string& config_path) {
+  Network n;
+  n.config = load_model_config(config_path);
+  n.weights = load_weights(safetensors_path, n.config);
+  return n;
+}
+
+StreamingSession::StreamingSession(const Network& network)
+    : net_(network), encoder_(network.config, network.weights), slot_frame_(network.config.window, -1) {}
+
+std::size_t StreamingSession::cache_offset(int iter, int block, int head) const {
+  const ModelConfig& c = net_.config;
+  return ((static_cast<std::size_t>(iter) * c.blocks + block) * c.heads + head) * (c.window + 1) * c.head_dim();
+}
+
+Status StreamingSession::push_frame(const ImageView& frame) noexcept {
+  const ModelConfig& c = net_.config;
+  if (frame.empty() || frame.width % c.size_multiple != 0 || frame.height % c.size_multiple != 0) {
+    return Status::error(Status::Code::bad_frame, "the network needs frame sides that are multiples of " +
+                                                      std::to_string(c.size_multiple) + ", got " +
+                                                      std::to_string(frame.width) + "x" + std::to_string(frame.height));
+  }
+  try {
+    encoder_.encode(frame, pyramid_);
+    ++t_;
+    slot_frame_[static_cast<std::size_t>(t_ % c.window)] = t_;
+    std::vector<int> active;
+    for (std::size_t i = 0; i < tracks_.size(); ++i) {
+      if (tracks_[i].alive) active.push_back(static_cast<int>(i));
+    }
+    step(active, false);
+    return Status::ok();
+  } catch (const std::exception& e) {
+    return Status::error(Status::Code::internal, std::string("edgetap network: ") + e.what());
+  }
+}
+
+std::vector<int> StreamingSession::add_tracks(std::span<const Point2> points) {
+  const ModelConfig& c = net_.config;
+  if (t_ < 0) throw std::logic_error("add_tracks needs a pushed frame");
+  std::vector<int> handles;
+  for (const Point2& p : points) {
+    int handle;
+    if (!free_.empty()) {
+      handle = free_.back();
+      free_.pop_back();
+    } else {
+      handle = static_cast<int>(tracks_.size());
+      tracks_.emplace_back();
+    }
+    Track& track = tracks_[static_cast<std::size_t>(handle)];
+    track.alive = true;
+    track.query_frame = t_;
+    track.query = track.position = p;
+    track.descriptors.assign(static_cast<std::size_t>(c.levels()) * c.feat_dim, 0.f);
+    for (int l = 0; l < c.levels(); ++l) {
+      const FeatureMap& f = pyramid_.levels[l];
+      const float s = static_cast<float>(c.strides[l]);
+      k::bilinear_sample_hwc(f.data.data(), f.height, f.width, f.channels, p.x / s, p.y / s,
+                             track.descriptors.data() + static_cast<std::size_t>(l) * c.feat_dim);
+    }
+    const std::size_t cache = cache_offset(c.iters, 0, 0);
+    track.keys.assign(cache, 0.f);
+    track.values.assign(cache, 0.f);
+    handles.push_back(handle);
+  }
+  step(handles, true);
+  return handles;
+}
+
+void StreamingSession::remove_track(int handle) {
+  Track& track = tracks_.at(static_cast<std::size_t>(handle));
+  if (!track.alive) return;
+  track = Track{};
+  free_.push_back(handle);
+}
+
+bool StreamingSession::alive(int handle) const {
+  return handle >= 0 && static_cast<std::size_t>(handle) < tracks_.size() && tracks_[static_cast<std::size_t>(handle)].alive;
+}
+
+void StreamingSession::attention_bias(const Track& track, std::vector<float>& bias) const {
+  // bias[head][slot], slot W = the anchor; -inf where not attended.
+  const ModelConfig& c = net_.config;
+  const int W = c.window;
+  const float none = -std::numeric_limits<float>::infinity();
+  bias.assign(static_cast<std::size_t>(c.heads) * (W + 1), none);
+  for (int h = 0; h < c.heads; ++h) {
+    const float* rel = net_.weights.rel_bias.data() + static_cast<std::size_t>(h) * (W + 1);
+    for (int j = 0; j < W; ++j) {
+      const std::int64_t sf = slot_frame_[static_cast<std::size_t>(j)];
+      if (sf < 0 || sf < track.query_frame) continue;
+      bias[static_cast<std::size_t>(h) * (W + 1) + j] = rel[std::clamp<std::int64_t>(t_ - sf, 0, W)];
+    }
+    if (t_ - track.query_frame >= W) bias[static_cast<std::size_t>(h) * (W + 1) + W] = rel[W];
+  }
+}
+
+void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
+  const ModelConfig& c = net_.config;
+  const Weights& w = net_.weights;
+  const int S = static_cast<int>(ids.size());
+  if (S == 0) return;
+  const int width = c.width, dh = c.head_dim(), W = c.window, wc = c.window_cells(), L = c.levels();
+  const std::size_t rows = static_cast<std::size_t>(S);
+  corr_.resize(rows * c.n_corr());
+  hidden1_.resize(rows * c.corr_hidden);
+  hidden2_.resize(rows * c.corr_hidden);
+  token_.resize(rows * c.token_in());
+  x_.resize(rows * width);
+  h_.resize(rows * width);
+  normed_.resize(rows * width);
+  qkv_.resize(rows * 3 * width);
+  attended_.resize(rows * width);
+  tmp_.resize(rows * width);
+  mlp_.resize(rows * c.mlp_ratio * width);
+  out_.resize(rows * 4);
+  p_.resize(rows);
+  for (int i = 0; i < S; ++i) {
+    const Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
+    p_[i] = query_step ? tr.query : tr.position;
+    std::copy(w.h0.begin(), w.h0.end(), h_.begin() + static_cast<std::ptrdiff_t>(i) * width);
+  }
+  const int slot = static_cast<int>(t_ % W);
+  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
+  std::vector<float> scores(W + 1);
+
+  for (int it = 0; it < c.iters; ++it) {
+    // Local correlation at every level, then the correlation MLP.
+    for (int i = 0; i < S; ++i) {
+      const Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
+      for (int l = 0; l < L; ++l) {
+        const FeatureMap& f = pyramid_.levels[l];
+        const float s = static_cast<float>(c.strides[l]);
+        k::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, p_[i].x / s, p_[i].y / s, c.radius,
+                                  tr.descriptors.data() + static_cast<std::size_t>(l) * c.feat_dim,
+                                  corr_.data() + static_cast<std::size_t>(i) * c.n_corr() + static_cast<std::size_t>(l) * wc);
+      }
+    }
+    if (it == 0) first_corr_ = corr_;
+    linear(w.corr1, corr_.data(), S, hidden1_.data());
+    k::gelu_inplace(hidden1_.data(), hidden1_.size());
+    linear(w.corr2, hidden1_.data(), S, hidden2_.data());
+    // Token input: [correlation features, Fourier(displacement / scale), anchor flag].
+    const int ti = c.token_in();
+    for (int i = 0; i < S; ++i) {
+      const Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
+      float* tok = token_.data() + static_cast<std::size_t>(i) * ti;
+      std::copy_n(hidden2_.data() + static_cast<std::size_t>(i) * c.corr_hidden, c.corr_hidden, tok);
+      float* enc = tok + c.corr_hidden;
+      const float dx = (p_[i].x - tr.query.x) / c.disp_scale, dy = (p_[i].y - tr.query.y) / c.disp_scale;
+      enc[0] = dx;
+      enc[1] = dy;
+      for (int f = 0; f < c.n_freq; ++f) {
+        const float a = std::numbers::pi_v<float> * std::ldexp(1.f, f);
+        enc[2 + 4 * f + 0] = std::sin(dx * a);
+        enc[2 + 4 * f + 1] = std::sin(dy * a);
+        enc[2 + 4 * f + 2] = std::cos(dx * a);
+        enc[2 + 4 * f + 3] = std::cos(dy * a);
+      }
+      enc[2 + 4 * c.n_freq] = query_step ? 1.f : 0.f;
+    }
+    linear(w.inp, token_.data(), S, x_.data());
+    for (std::size_t j = 0; j < x_.size(); ++j) x_[j] += h_[j];
+
+    for (int b = 0; b < c.blocks; ++b) {
+      const BlockWeights& bw = w.blocks[static_cast<std::size_t>(b)];
+      k::layer_norm_rows(x_.data(), S, width, bw.ln1.gamma.data(), bw.ln1.beta.data(), normed_.data());
+      linear(bw.qkv, normed_.data(), S, qkv_.data());
+      for (int i = 0; i < S; ++i) {
+        Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
+        attention_bias(tr, bias_);
+        const float* q = qkv_.data() + static_cast<std::size_t>(i) * 3 * width;
+        for (int h = 0; h < c.heads; ++h) {
+          float* keys = tr.keys.data() + cache_offset(it, b, h);
+          float* values = tr.values.data() + cache_offset(it, b, h);
+          std::copy_n(q + width + h * dh, dh, keys + static_cast<std::size_t>(slot) * dh);
+          std::copy_n(q + 2 * width + h * dh, dh, values + static_cast<std::size_t>(slot) * dh);
+          if (query_step) {
+            std::copy_n(q + width + h * dh, dh, keys + static_cast<std::size_t>(W) * dh);
+            std::copy_n(q + 2 * width + h * dh, dh, values + static_cast<std::size_t>(W) * dh);
+          }
+          const float* bias = bias_.data() + static_cast<std::size_t>(h) * (W + 1);
+          float best = -std::numeric_limits<float>::infinity();
+          for (int j = 0; j <= W; ++j) {
+            if (std::isinf(bias[j])) {
+              scores[j] = bias[j];
+              continue;
+            }
+            float dot = 0.f;
+            const float* kj = keys + static_cast<std::size_t>(j) * dh;
+            for (int d = 0; d < dh; ++d) dot += q[h * dh + d] * kj[d];
+            scores[j] = dot * scale + bias[j];
+            best = std::max(best, scores[j]);
+          }
+          float total = 0.f;
+          for (int j = 0; j <= W; ++j) {
+            scores[j] = std::isinf(scores[j]) ? 0.f : std::exp(scores[j] - best);
+            total += scores[j];
+          }
+          float* o = attended_.data() + static_cast<std::size_t>(i) * width + h * dh;
+          std::fill_n(o, dh, 0.f);
+          for (int j = 0; j <= W; ++j) {
+            if (scores[j] == 0.f) continue;
+            const float a = scores[j] / total;
+            const float* vj = values + static_cast<std::size_t>(j) * dh;
+            for (int d = 0; d < dh; ++d) o[d] += a * vj[d];
+          }
+        }
+      }
+      linear(bw.proj, attended_.data(), S, x_.data(), true);  // x += proj(o)
+      k::layer_norm_rows(x_.data(), S, width, bw.ln2.gamma.data(), bw.ln2.beta.data(), normed_.data());
+      linear(bw.fc1, normed_.data(), S, mlp_.data());
+      k::gelu_inplace(mlp_.data(), mlp_.size());
+      linear(bw.fc2, mlp_.data(), S, x_.data(), true);         // x += mlp(x)
+    }
+    h_ = x_;
+    k::layer_norm_rows(x_.data(), S, width, w.ln_out.gamma.data(), w.ln_out.beta.data(), normed_.data());
+    linear(w.head, normed_.data(), S, out_.data());
+    for (int i = 0; i < S; ++i) {
+      if (query_step) continue;  // the query point is given, not estimated
+      p_[i].x += out_[static_cast<std::size_t>(i) * 4 + 0];
+      p_[i].y += out_[static_cast<std::size_t>(i) * 4 + 1];
+    }
+  }
+  for (int i = 0; i < S; ++i) {
+    Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
+    tr.position = p_[i];
+    tr.estimate.x = p_[i].x;
+    tr.estimate.y = p_[i].y;
+    tr.estimate.visible = query_step ? 1.f : sigmoid(out_[static_cast<std::size_t>(i) * 4 + 2]);
+    tr.estimate.confidence = query_step ? 1.f : sigmoid(out_[static_cast<std::size_t>(i) * 4 + 3]);
+  }
+}
+
+}  // namespace edgetap::engine

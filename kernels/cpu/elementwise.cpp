@@ -1,0 +1,55 @@
+// Element-wise and row-wise kernels: ReLU, GELU, LayerNorm, the 2x upsample.
+#include <algorithm>
+#include <cmath>
+
+#include "edgetap/kernels/cpu.hpp"
+
+namespace edgetap::kernels::cpu {
+
+void relu_inplace(float* x, std::size_t n, const float* add) {
+  if (add != nullptr) {
+    for (std::size_t i = 0; i < n; ++i) x[i] = std::max(x[i] + add[i], 0.f);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) x[i] = std::max(x[i], 0.f);
+  }
+}
+
+void gelu_inplace(float* x, std::size_t n) {
+  constexpr float kInvSqrt2 = 0.70710678118654752f;
+  for (std::size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * kInvSqrt2));
+}
+
+void layer_norm_rows(const float* in, int rows, int width, const float* gamma, const float* beta, float* out) {
+  for (int r = 0; r < rows; ++r) {
+    const float* x = in + static_cast<std::size_t>(r) * width;
+    float* y = out + static_cast<std::size_t>(r) * width;
+    double mean = 0, var = 0;
+    for (int i = 0; i < width; ++i) mean += x[i];
+    mean /= width;
+    for (int i = 0; i < width; ++i) var += (x[i] - mean) * (x[i] - mean);
+    var /= width;
+    const float inv = static_cast<float>(1.0 / std::sqrt(var + 1e-5));
+    for (int i = 0; i < width; ++i) y[i] = (x[i] - static_cast<float>(mean)) * inv * gamma[i] + beta[i];
+  }
+}
+
+void add_upsample2_hwc(const float* coarse, int Hc, int Wc, int C, float* fine) {
+  const int W = 2 * Wc;
+  auto at = [&](int y, int x) { return coarse + (static_cast<std::size_t>(y) * Wc + x) * C; };
+  for (int fy = 0; fy < 2 * Hc; ++fy) {
+    const int y0 = fy / 2, y1 = (fy % 2 == 0) ? y0 : std::min(y0 + 1, Hc - 1);
+    for (int fx = 0; fx < W; ++fx) {
+      const int x0 = fx / 2, x1 = (fx % 2 == 0) ? x0 : std::min(x0 + 1, Wc - 1);
+      float* dst = fine + (static_cast<std::size_t>(fy) * W + fx) * C;
+      const float *a = at(y0, x0), *b = at(y0, x1), *c = at(y1, x0), *d = at(y1, x1);
+      for (int ch = 0; ch < C; ++ch) {
+        // Rows first, then columns, as the reference: ((a+c)/2 + (b+d)/2)/2 for odd/odd cells.
+        const float left = y0 == y1 ? a[ch] : 0.5f * (a[ch] + c[ch]);
+        const float right = y0 == y1 ? b[ch] : 0.5f * (b[ch] + d[ch]);
+        dst[ch] += x0 == x1 ? left : 0.5f * (left + right);
+      }
+    }
+  }
+}
+
+}  // namespace edgetap::kernels::cpu

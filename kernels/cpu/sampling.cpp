@@ -1,0 +1,55 @@
+// Bilinear sampling and the local window correlation (the CPU twin of the
+// fused CUDA correlation kernel).
+#include <cmath>
+#include <cstring>
+
+#include "edgetap/kernels/cpu.hpp"
+
+namespace edgetap::kernels::cpu {
+
+void bilinear_sample_hwc(const float* map, int H, int W, int C, float x, float y, float* out) {
+  std::memset(out, 0, sizeof(float) * C);
+  const float fx = std::floor(x), fy = std::floor(y);
+  const int x0 = static_cast<int>(fx), y0 = static_cast<int>(fy);
+  const float ax = x - fx, ay = y - fy;
+  const float weights[4] = {(1 - ax) * (1 - ay), ax * (1 - ay), (1 - ax) * ay, ax * ay};
+  const int xs[4] = {x0, x0 + 1, x0, x0 + 1}, ys[4] = {y0, y0, y0 + 1, y0 + 1};
+  for (int n = 0; n < 4; ++n) {
+    if (xs[n] < 0 || xs[n] >= W || ys[n] < 0 || ys[n] >= H || weights[n] == 0.f) continue;
+    const float* v = map + (static_cast<std::size_t>(ys[n]) * W + xs[n]) * C;
+    for (int c = 0; c < C; ++c) out[c] += weights[n] * v[c];
+  }
+}
+
+void window_correlation_hwc(const float* map, int H, int W, int C, float x, float y, int radius, const float* desc,
+                            float* out) {
+  // Dot products of the descriptor with every cell the window touches, then
+  // bilinear weights: the same value as sampling first, with C-fold less work
+  // per sample (cells are shared by neighbouring offsets).
+  const int k = 2 * radius + 1;
+  const float fx = std::floor(x), fy = std::floor(y);
+  const int bx = static_cast<int>(fx) - radius, by = static_cast<int>(fy) - radius;
+  const float ax = x - fx, ay = y - fy;
+  const float scale = 1.f / std::sqrt(static_cast<float>(C));
+  const int cells = k + 1;
+  float dots[16 * 16];  // (k+1)^2 cells, k <= 15
+  for (int cy = 0; cy < cells; ++cy) {
+    for (int cx = 0; cx < cells; ++cx) {
+      const int gx = bx + cx, gy = by + cy;
+      float d = 0.f;
+      if (gx >= 0 && gx < W && gy >= 0 && gy < H) {
+        const float* v = map + (static_cast<std::size_t>(gy) * W + gx) * C;
+        for (int c = 0; c < C; ++c) d += v[c] * desc[c];
+      }
+      dots[cy * cells + cx] = d;
+    }
+  }
+  for (int oy = 0; oy < k; ++oy) {
+    for (int ox = 0; ox < k; ++ox) {
+      const float* d = dots + oy * cells + ox;
+      out[oy * k + ox] = scale * ((1 - ay) * ((1 - ax) * d[0] + ax * d[1]) + ay * ((1 - ax) * d[cells] + ax * d[cells + 1]));
+    }
+  }
+}
+
+}  // namespace edgetap::kernels::cpu

@@ -1,0 +1,153 @@
+// The CPU engine with a small random-weight network: model-file validation,
+// the streaming semantics, and the tracker seam. Parity with the PyTorch
+// reference on the trained model is in test_engine_golden.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "edgetap/engine/edgetap_tracker.hpp"
+#include "edgetap/engine/safetensors.hpp"
+#include "edgetap/engine/streaming_session.hpp"
+#include "support/random_network.hpp"
+#include "support/temp_dir.hpp"
+#include "support/textures.hpp"
+
+using namespace edgetap;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const engine::ModelError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no ModelError";
+  return "";
+}
+
+struct EngineFixture : ::testing::Test {
+  test::TempDir dir;
+  test::NetworkFiles files = test::write_random_network(dir.path().string(), 7);
+  std::shared_ptr<const engine::Network> network = std::make_shared<engine::Network>(
+      engine::load_network(files.weights_path, files.config_path));
+  cv::Mat texture = test::random_texture(160, 160, 3);
+};
+
+}  // namespace
+
+TEST_F(EngineFixture, LoadsAndCountsParameters) {
+  EXPECT_EQ(network->config.version, "tiny-random");
+  EXPECT_EQ(network->config.n_corr(), 100);
+  std::size_t expected = 0;
+  for (const auto& [name, t] : test::random_network_tensors(7)) expected += t.second.size();
+  EXPECT_EQ(network->weights.parameter_count(), expected);
+}
+
+TEST_F(EngineFixture, TruncatedFileIsRejectedWithTheFileName) {
+  const auto size = std::filesystem::file_size(files.weights_path);
+  std::filesystem::resize_file(files.weights_path, size / 2);
+  const std::string error = error_of([&] { engine::load_network(files.weights_path, files.config_path); });
+  EXPECT_NE(error.find(files.weights_path), std::string::npos) << error;
+  EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+  std::filesystem::resize_file(files.weights_path, 5);
+  EXPECT_NE(error_of([&] { engine::load_safetensors(files.weights_path); }).find("truncated"), std::string::npos);
+}
+
+TEST_F(EngineFixture, CorruptHeaderIsRejected) {
+  std::ofstream(files.weights_path, std::ios::binary) << std::string("\x10\x00\x00\x00\x00\x00\x00\x00{not json!!!!!!}", 24);
+  EXPECT_NE(error_of([&] { engine::load_safetensors(files.weights_path); }).find("not a JSON object"), std::string::npos);
+}
+
+TEST_F(EngineFixture, MismatchedShapeAndMissingTensorNameTheTensor) {
+  auto tensors = test::random_network_tensors(7);
+  tensors["tracker.corr1.weight"].first = {12, 99};
+  tensors["tracker.corr1.weight"].second.resize(12 * 99);
+  tensors.erase("tracker.ln_out.bias");
+  test::write_safetensors(files.weights_path, tensors);
+  const std::string error = error_of([&] { engine::load_network(files.weights_path, files.config_path); });
+  EXPECT_NE(error.find("'tracker.corr1.weight' has shape [12, 99], the model needs [12, 100]"), std::string::npos) << error;
+  tensors["tracker.corr1.weight"] = test::random_network_tensors(7)["tracker.corr1.weight"];
+  test::write_safetensors(files.weights_path, tensors);
+  EXPECT_NE(error_of([&] { engine::load_network(files.weights_path, files.config_path); }).find("missing tensor 'tracker.ln_out.bias'"),
+            std::string::npos);
+}
+
+TEST_F(EngineFixture, ConfigWithoutAKeyIsRejected) {
+  std::ofstream(files.config_path) << R"({"feat_dim": 8})";
+  EXPECT_NE(error_of([&] { engine::load_model_config(files.config_path); }).find("missing key 'enc_channels'"),
+            std::string::npos);
+}
+
+TEST_F(EngineFixture, QueryStepReturnsTheQueryAndStreamingIsDeterministic) {
+  engine::StreamingSession a(*network), b(*network);
+  const auto f0 = test::crop_frame(texture, 0, 0, 96, 64, 0);
+  ASSERT_TRUE(a.push_frame(f0.view()).is_ok());
+  ASSERT_TRUE(b.push_frame(f0.view()).is_ok());
+  const std::vector<engine::Point2> points = {{10.f, 20.f}, {50.5f, 33.25f}};
+  const auto ha = a.add_tracks(points), hb = b.add_tracks(points);
+  EXPECT_FLOAT_EQ(a.estimate(ha[1]).x, 50.5f);
+  EXPECT_FLOAT_EQ(a.estimate(ha[1]).visible, 1.f);
+  for (int t = 1; t < 8; ++t) {
+    const auto f = test::crop_frame(texture, t, t, 96, 64, t);
+    ASSERT_TRUE(a.push_frame(f.view()).is_ok());
+    ASSERT_TRUE(b.push_frame(f.view()).is_ok());
+    for (std::size_t i = 0; i < 2; ++i) {
+      const auto& ea = a.estimate(ha[i]);
+      ASSERT_TRUE(std::isfinite(ea.x) && std::isfinite(ea.y)) << "frame " << t;
+      EXPECT_EQ(ea.x, b.estimate(hb[i]).x);
+      EXPECT_GE(ea.visible, 0.f);
+      EXPECT_LE(ea.confidence, 1.f);
+    }
+  }
+}
+
+TEST_F(EngineFixture, ATrackDoesNotDependOnItsNeighbours) {
+  // Tracks are independent: adding and removing others leaves one's estimates unchanged.
+  engine::StreamingSession alone(*network), crowd(*network);
+  const auto f0 = test::crop_frame(texture, 0, 0, 64, 64, 0);
+  alone.push_frame(f0.view());
+  crowd.push_frame(f0.view());
+  const engine::Point2 p{30.f, 31.f};
+  const int h_alone = alone.add_tracks(std::vector<engine::Point2>{p})[0];
+  const auto crowd_handles = crowd.add_tracks(std::vector<engine::Point2>{{5.f, 5.f}, p, {60.f, 2.f}});
+  for (int t = 1; t < 6; ++t) {
+    const auto f = test::crop_frame(texture, 2 * t, t, 64, 64, t);
+    alone.push_frame(f.view());
+    crowd.push_frame(f.view());
+    if (t == 2) {
+      crowd.remove_track(crowd_handles[0]);
+      EXPECT_FALSE(crowd.alive(crowd_handles[0]));
+    }
+    if (t == 3) crowd.add_tracks(std::vector<engine::Point2>{{12.f, 40.f}});
+    EXPECT_NEAR(alone.estimate(h_alone).x, crowd.estimate(crowd_handles[1]).x, 1e-4) << "frame " << t;
+    EXPECT_NEAR(alone.estimate(h_alone).y, crowd.estimate(crowd_handles[1]).y, 1e-4) << "frame " << t;
+  }
+}
+
+TEST_F(EngineFixture, RejectsFramesThatAreNotMultiplesOf32) {
+  engine::StreamingSession s(*network);
+  const auto f = test::crop_frame(texture, 0, 0, 100, 64, 0);
+  EXPECT_EQ(s.push_frame(f.view()).code(), Status::Code::bad_frame);
+}
+
+TEST_F(EngineFixture, TrackerSeamKeepsIdsAndLocatesEarlyQueriesInTheFirstFrame) {
+  engine::EdgeTapTracker tracker(network);
+  tracker.add_queries(std::vector<Query>{{"a", 10.f, 12.f}});
+  std::vector<TrackPoint> out;
+  ASSERT_TRUE(tracker.push_frame(test::crop_frame(texture, 0, 0, 64, 64, 0).view(), out).is_ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, "a");
+  EXPECT_FLOAT_EQ(out[0].x, 10.f);
+  EXPECT_TRUE(out[0].visible);
+  tracker.add_queries(std::vector<Query>{{"b", 40.f, 40.f}});
+  ASSERT_TRUE(tracker.push_frame(test::crop_frame(texture, 1, 0, 64, 64, 1).view(), out).is_ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].id, "b");
+  EXPECT_EQ(tracker.remove_queries(std::vector<std::string>{"a", "zz"}), 1u);
+  ASSERT_TRUE(tracker.push_frame(test::crop_frame(texture, 2, 0, 64, 64, 2).view(), out).is_ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, "b");
+}

@@ -1,0 +1,118 @@
+// The CPU kernels against direct, loop-by-loop definitions on fresh random
+// inputs (the same checks the CUDA kernels will face against these).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "edgetap/kernels/cpu.hpp"
+
+namespace k = edgetap::kernels::cpu;
+
+namespace {
+
+constexpr float kTolerance = 1e-4f;  // FP32, sums of at most a few thousand terms
+
+std::vector<float> random_vector(std::size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+}  // namespace
+
+TEST(CpuKernels, GemmMatchesTheDefinition) {
+  std::mt19937 rng(1);
+  const int M = 37, N = 23, K = 51;
+  const auto A = random_vector(M * K, rng), B = random_vector(N * K, rng), bias = random_vector(N, rng);
+  std::vector<float> C(M * N, 0.5f);
+  k::gemm_nt(M, N, K, A.data(), B.data(), bias.data(), C.data(), true);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double ref = 0.5 + bias[j];
+      for (int t = 0; t < K; ++t) ref += A[i * K + t] * B[j * K + t];
+      ASSERT_NEAR(C[i * N + j], ref, kTolerance) << i << "," << j;
+    }
+}
+
+TEST(CpuKernels, Conv2dMatchesDirectConvolution) {
+  std::mt19937 rng(2);
+  for (const auto [H, W, Cin, Cout, ks, stride] : std::vector<std::array<int, 6>>{{9, 7, 3, 5, 3, 2}, {8, 8, 4, 6, 3, 1}, {5, 6, 7, 3, 1, 1}}) {
+    const auto in = random_vector(H * W * Cin, rng), weight = random_vector(Cout * ks * ks * Cin, rng);
+    const auto bias = random_vector(Cout, rng);
+    const int Ho = (H + stride - 1) / stride, Wo = (W + stride - 1) / stride;
+    std::vector<float> out(Ho * Wo * Cout), scratch(k::conv2d_scratch_floats(H, W, Cin, ks, stride));
+    k::conv2d_hwc(in.data(), H, W, Cin, weight.data(), bias.data(), Cout, ks, stride, out.data(), scratch.data());
+    for (int oy = 0; oy < Ho; ++oy)
+      for (int ox = 0; ox < Wo; ++ox)
+        for (int o = 0; o < Cout; ++o) {
+          double ref = bias[o];
+          for (int ky = 0; ky < ks; ++ky)
+            for (int kx = 0; kx < ks; ++kx) {
+              const int iy = oy * stride + ky - ks / 2, ix = ox * stride + kx - ks / 2;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              for (int c = 0; c < Cin; ++c)
+                ref += in[(iy * W + ix) * Cin + c] * weight[((o * ks + ky) * ks + kx) * Cin + c];
+            }
+          ASSERT_NEAR(out[(oy * Wo + ox) * Cout + o], ref, kTolerance) << "H" << H << " k" << ks << " s" << stride;
+        }
+  }
+}
+
+TEST(CpuKernels, WindowCorrelationEqualsSampleThenDot) {
+  std::mt19937 rng(3);
+  const int H = 11, W = 13, C = 16, r = 3;
+  const auto map = random_vector(H * W * C, rng), desc = random_vector(C, rng);
+  std::uniform_real_distribution<float> where(-4.f, 15.f);  // includes points near and beyond the border
+  for (int trial = 0; trial < 50; ++trial) {
+    const float x = where(rng), y = where(rng);
+    std::vector<float> fast((2 * r + 1) * (2 * r + 1)), sample(C);
+    k::window_correlation_hwc(map.data(), H, W, C, x, y, r, desc.data(), fast.data());
+    for (int dy = -r; dy <= r; ++dy)
+      for (int dx = -r; dx <= r; ++dx) {
+        k::bilinear_sample_hwc(map.data(), H, W, C, x + dx, y + dy, sample.data());
+        double ref = 0;
+        for (int c = 0; c < C; ++c) ref += sample[c] * desc[c];
+        ref /= std::sqrt(static_cast<double>(C));
+        ASSERT_NEAR(fast[(dy + r) * (2 * r + 1) + dx + r], ref, kTolerance) << "at " << x << "," << y;
+      }
+  }
+}
+
+TEST(CpuKernels, BilinearSampleIsExactAtCellCentresAndZeroOutside) {
+  const std::vector<float> map = {1, 10, 2, 20, 3, 30, 4, 40};  // 2x2 cells, 2 channels
+  float out[2];
+  k::bilinear_sample_hwc(map.data(), 2, 2, 2, 1.f, 1.f, out);
+  EXPECT_FLOAT_EQ(out[0], 4.f);
+  k::bilinear_sample_hwc(map.data(), 2, 2, 2, 0.5f, 0.5f, out);
+  EXPECT_FLOAT_EQ(out[1], 25.f);
+  k::bilinear_sample_hwc(map.data(), 2, 2, 2, 1.5f, 0.f, out);  // half the weight falls outside
+  EXPECT_FLOAT_EQ(out[0], 1.f);
+  k::bilinear_sample_hwc(map.data(), 2, 2, 2, -3.f, 0.f, out);
+  EXPECT_FLOAT_EQ(out[0], 0.f);
+}
+
+TEST(CpuKernels, Upsample2FollowsTheConvention) {
+  // Coarse 2x2, one channel: fine cell i takes coarse i/2; odd cells average with the next, clamped.
+  const std::vector<float> coarse = {0, 4, 8, 12};
+  std::vector<float> fine(16, 1.f);
+  k::add_upsample2_hwc(coarse.data(), 2, 2, 1, fine.data());
+  const std::vector<float> expected = {0, 2, 4, 4, 4, 6, 8, 8, 8, 10, 12, 12, 8, 10, 12, 12};
+  for (int i = 0; i < 16; ++i) EXPECT_FLOAT_EQ(fine[i], expected[i] + 1.f) << i;
+}
+
+TEST(CpuKernels, LayerNormAndGelu) {
+  const std::vector<float> x = {1, 2, 3, 4}, gamma = {1, 1, 2, 2}, beta = {0, 0, 1, 1};
+  std::vector<float> y(4);
+  k::layer_norm_rows(x.data(), 1, 4, gamma.data(), beta.data(), y.data());
+  const float inv = 1.f / std::sqrt(1.25f + 1e-5f);
+  EXPECT_NEAR(y[0], -1.5f * inv, 1e-6);
+  EXPECT_NEAR(y[3], 2 * 1.5f * inv + 1, 1e-6);
+  std::vector<float> g = {-1.f, 0.f, 2.f};
+  k::gelu_inplace(g.data(), g.size());
+  EXPECT_NEAR(g[0], -0.15865526f, 1e-6);
+  EXPECT_NEAR(g[1], 0.f, 1e-7);
+  EXPECT_NEAR(g[2], 1.9544997f, 1e-6);
+}
