@@ -1,0 +1,60 @@
+"""Counted cost of one streamed frame (a multiply-add counts 2 FLOP; element-wise ops 1 each).
+
+Run: python3 -m edgetap.flops (from training/) prints the table used in models/README.md.
+"""
+from .model import EdgeTapConfig
+
+
+def encoder_flops(cfg, H, W):
+    c2, c4, c8, c16, c32 = cfg.enc_channels
+    D = cfg.feat_dim
+    convs = [  # (k, cin, cout, stride of the output)
+        (3, 3, c2, 2), (3, c2, c4, 4), (3, c4, c4, 4), (3, c4, c8, 8), (3, c8, c8, 8),
+        (3, c8, c16, 16), (3, c16, c16, 16), (3, c16, c16, 16), (3, c16, c32, 32),
+        (1, c4, D, 4), (1, c8, D, 8), (1, c16, D, 16), (1, c32, D, 32)]
+    f = 0
+    for k, ci, co, s in convs:
+        px = (H // s) * (W // s)
+        f += 2 * k * k * ci * co * px + 2 * co * px           # MACs + bias + ReLU/residual
+    for s in (4, 8, 16):                                      # upsample2 + top-down sum
+        f += 3 * D * (H // s) * (W // s)
+    return f
+
+
+def track_flops(cfg):
+    """Per track per streamed frame (all iterations)."""
+    D, d, k2 = cfg.feat_dim, cfg.width, (2 * cfg.radius + 1) ** 2
+    L = len(cfg.strides)
+    corr = L * k2 * (7 * D + 2 * D)                 # bilinear sample of D channels + dot product
+    corr_mlp = 2 * (cfg.n_corr * cfg.corr_hidden + cfg.corr_hidden * cfg.corr_hidden) + 8 * cfg.corr_hidden
+    tok = 2 * cfg.token_in * d + 8 * cfg.n_freq
+    keys = cfg.window + 1
+    blk = (2 * d * 3 * d + 2 * 2 * d * keys + 5 * cfg.heads * keys + 2 * d * d
+           + 2 * 2 * d * cfg.mlp_ratio * d + 8 * cfg.mlp_ratio * d + 2 * 8 * d)
+    head = 8 * d + 2 * d * 4
+    per_iter = corr + corr_mlp + tok + cfg.blocks * blk + head
+    return dict(corr=corr, corr_mlp=corr_mlp, token=tok, blocks=cfg.blocks * blk, head=head,
+                per_iter=per_iter, total=cfg.iters * per_iter)
+
+
+def frame_flops(cfg, H, W, n_tracks):
+    e = encoder_flops(cfg, H, W)
+    t = track_flops(cfg)["total"] * n_tracks
+    return dict(encoder=e, tracks=t, total=e + t)
+
+
+def state_floats_per_track(cfg):
+    """Streaming state kept per track (floats): descriptors, position, K/V caches (ring + anchor)."""
+    L = len(cfg.strides)
+    return L * cfg.feat_dim + 2 + 2 + cfg.iters * cfg.blocks * 2 * (cfg.window + 1) * cfg.width
+
+
+if __name__ == "__main__":
+    cfg = EdgeTapConfig()
+    print("per track per frame:", track_flops(cfg))
+    for s in (192, 256, 320, 384):
+        for n in (256, 1024):
+            f = frame_flops(cfg, s, s, n)
+            print(f"{s}x{s} {n:5d} tracks: encoder {f['encoder'] / 1e9:.3f} + tracks {f['tracks'] / 1e9:.3f}"
+                  f" = {f['total'] / 1e9:.3f} GFLOP")
+    print("state floats per track:", state_floats_per_track(cfg))

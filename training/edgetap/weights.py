@@ -1,0 +1,71 @@
+"""Loading and saving EdgeTAP weights: training checkpoints and the shipped safetensors files.
+
+safetensors is written by a tiny writer of our own (no dependency): 8-byte little-endian header
+length, a JSON header {name: {dtype, shape, data_offsets}, "__metadata__": {...}} padded with
+spaces to a multiple of 8 bytes, then the raw little-endian tensor data in header order.
+"""
+import json
+import struct
+
+import numpy as np
+import torch
+
+from .model import EdgeTap, EdgeTapConfig
+
+_DT = {np.dtype("float32"): "F32", np.dtype("int64"): "I64", np.dtype("int32"): "I32",
+       np.dtype("uint8"): "U8", np.dtype("float64"): "F64"}
+_NP = {v: k for k, v in _DT.items()}
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """tensors: dict name -> numpy array (or torch tensor); written in sorted name order."""
+    arrs = {}
+    for k, v in tensors.items():
+        a = v.detach().cpu().numpy() if torch.is_tensor(v) else np.asarray(v)
+        arrs[k] = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<")))
+    header, off = {}, 0
+    for k in sorted(arrs):
+        a = arrs[k]
+        header[k] = {"dtype": _DT[a.dtype], "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
+        off += a.nbytes
+    if metadata:
+        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
+    hb = json.dumps(header, separators=(",", ":")).encode()
+    hb += b" " * ((8 - len(hb) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hb)))
+        f.write(hb)
+        for k in sorted(arrs):
+            f.write(arrs[k].tobytes())
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    meta = header.pop("__metadata__", {})
+    out = {}
+    for k, h in header.items():
+        b, e = h["data_offsets"]
+        out[k] = np.frombuffer(data[b:e], dtype=_NP[h["dtype"]]).reshape(h["shape"]).copy()
+    return out, meta
+
+
+def load_checkpoint_model(path, fold=True):
+    ck = torch.load(path, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
+    m = EdgeTap(EdgeTapConfig.from_dict(ck["config"]))
+    m.load_state_dict(ck["model"])
+    m.eval()
+    if fold:
+        m.fold_bn_()
+    return m, ck
+
+
+def load_exported_model(st_path, json_path):
+    cfg = EdgeTapConfig.from_dict(json.load(open(json_path))["config"])
+    m = EdgeTap(cfg).fold_bn_().eval()
+    tensors, _ = read_safetensors(st_path)
+    sd = {k: torch.from_numpy(v) for k, v in tensors.items()}
+    m.load_state_dict(sd, strict=True)
+    return m

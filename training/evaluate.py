@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Scores EdgeTAP (streaming reference, FP32) and an OpenCV LK baseline in the TAP-Vid protocol.
+
+  python3 training/evaluate.py --weights models/edgetap-small.safetensors \
+      --sets gen,badja,pairs,val --klt --out training/results/eval.json
+  (or --ckpt training/checkpoints/edgetap-v1.pt)
+
+Sets (all query-first; coordinates scaled to 256x256; thresholds 1,2,4,8,16 px, strict <):
+  gen    fixed generated set from RESERVED photos (lomiri-wallpapers-20.04 and
+         plasma-workspace-wallpapers), evalsets.GEN_EVAL: seed 2026, 16 clips x 48 frames,
+         256x256, 64 points; occluders are blob cut-outs of the reserved photos
+  val    the held-out generated validation set used during training (training photos held out)
+  badja  shared/data/eval/badja (AJ, delta_avg, OA, PCK@0.2*sqrt(mask area) in original pixels)
+  pairs  shared/data/eval/pairs (2-frame sequences)
+Runs on the CPU or a GPU; numbers are reported for the visibility rule in the model's JSON
+(`visible_rule`), and for the other rule too.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from edgetap import evalsets, synth  # noqa: E402
+from edgetap.weights import load_checkpoint_model, load_exported_model  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def klt_track(seq, win=21, levels=3):
+    """OpenCV pyramidal Lucas-Kanade, frame to frame from each query (query-first), on the same
+    256x256 frames the network sees. A track whose status drops is lost: invisible thereafter."""
+    import cv2
+    video = seq["video"].permute(0, 2, 3, 1).numpy()
+    T = video.shape[0]
+    W, H = seq["W"], seq["H"]
+    s = np.array([256.0 / W, 256.0 / H])
+    q = (seq["q"] + 0.5) * s - 0.5
+    tq = seq["tq"]
+    N = len(tq)
+    pos = q.astype(np.float32).copy()
+    alive = np.zeros(N, bool)
+    xy = np.zeros((N, T, 2))
+    vis = np.zeros((N, T), bool)
+    prev = None
+    for t in range(T):
+        g = cv2.cvtColor(video[t], cv2.COLOR_RGB2GRAY)
+        run = alive & (tq < t)
+        if prev is not None and run.any():
+            p1, st, _ = cv2.calcOpticalFlowPyrLK(prev, g, pos[run].reshape(-1, 1, 2), None, winSize=(win, win),
+                                                 maxLevel=levels,
+                                                 criteria=(cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 30, 0.01))
+            idx = np.where(run)[0]
+            ok = st.reshape(-1) == 1
+            pos[idx[ok]] = p1.reshape(-1, 2)[ok]
+            alive[idx[~ok]] = False
+        start = tq == t
+        pos[start] = q[start]
+        alive[start] = True
+        inside = (pos[:, 0] >= 0) & (pos[:, 0] <= 255) & (pos[:, 1] >= 0) & (pos[:, 1] <= 255)
+        xy[:, t] = pos
+        vis[:, t] = alive & inside
+        prev = g
+    return (xy + 0.5) / s - 0.5, vis
+
+
+def load_sets(names, data, device):
+    sets = {}
+    for name in names:
+        if name == "gen":
+            sets[name] = evalsets.generated_sequences(synth.load_reserved_banks(data, device), evalsets.GEN_EVAL, device)
+        elif name == "val":
+            sets[name] = evalsets.generated_sequences(synth.load_train_banks(data, device, "val"), evalsets.VAL, device)
+        else:
+            root = os.path.join(data, "eval", name)
+            sets[name] = [evalsets.load_sequence(os.path.join(root, s)) for s in sorted(os.listdir(root))]
+    return sets
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-small.safetensors"))
+    ap.add_argument("--ckpt", default=None, help="use a training checkpoint instead of --weights")
+    ap.add_argument("--data", default=os.path.join(HERE, ".data"))
+    ap.add_argument("--sets", default="gen,badja,pairs,val")
+    ap.add_argument("--klt", action="store_true")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "eval.json"))
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if args.ckpt:
+        model, _ = load_checkpoint_model(args.ckpt)
+        rule = "vis*conf"
+    else:
+        model = load_exported_model(args.weights, os.path.splitext(args.weights)[0] + ".json")
+        rule = json.load(open(os.path.splitext(args.weights)[0] + ".json")).get("visible_rule", "vis")
+    model = model.to(dev).eval()
+    results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, sets={})
+    sets = load_sets(args.sets.split(","), args.data, dev)
+    for name, seqs in sets.items():
+        t0 = time.time()
+        per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True)
+        entry = {"edgetap[vis]": evalsets.summarize(per_v), "edgetap[vis*conf]": evalsets.summarize(per_c),
+                 "per_sequence[vis*conf]": [{k: v for k, v in m.items() if k != "pred"} for m in per_c],
+                 "seconds": round(time.time() - t0, 1),
+                 "frames": int(sum(s["video"].shape[0] for s in seqs)),
+                 "points": int(sum(len(s["tq"]) for s in seqs))}
+        if args.klt:
+            per_k = []
+            for seq in seqs:
+                xy, vis = klt_track(seq)
+                m = evalsets.score_sequence(seq, xy, vis)
+                m["name"] = seq["name"]
+                per_k.append(m)
+            entry["klt(opencv-lk,256px)"] = evalsets.summarize(per_k)
+        results["sets"][name] = entry
+        brief = {k: {m: round(v, 3) for m, v in entry[k].items() if m in ("AJ", "delta_avg", "OA", "PCK@0.2", "PCK@0.2_pooled")}
+                 for k in entry if k.startswith(("edgetap[", "klt"))}
+        print(name, json.dumps(brief), f"{entry['seconds']}s", flush=True)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    print("wrote", args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Exports the trained network for the C++ engine, and golden vectors for its parity tests.
+
+  python3 training/export.py --ckpt training/checkpoints/edgetap-v1.pt --name edgetap-small
+
+writes
+  models/<name>.safetensors   FP32 weights, BatchNorm folded into the convolutions
+  models/<name>.json          architecture, input normalization, op conventions, tensor list, costs
+  tests/data/golden/<name>-golden.safetensors   a 10-frame 64x96 procedural clip, 5 queries, the
+                              streaming reference's intermediates and outputs (CPU, FP32)
+Runs on the CPU (no GPU needed).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from edgetap.engine import StreamingTracker  # noqa: E402
+from edgetap.flops import encoder_flops, frame_flops, state_floats_per_track, track_flops  # noqa: E402
+from edgetap.model import count_params  # noqa: E402
+from edgetap.weights import load_checkpoint_model, load_exported_model, read_safetensors, write_safetensors  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+CONVENTIONS = {
+    "coordinates": "pixels of the model input; pixel centres at integer coordinates; x right, y down",
+    "pyramid": "level of stride s holds cell (u, v) at image position (s*u, s*v); a point p maps to p/s",
+    "bilinear": "sample at (x, y) in level pixels: floor neighbours x0=floor(x), y0=floor(y), weights "
+                "(1-fx)(1-fy), fx(1-fy), (1-fx)fy, fx fy; a neighbour outside [0,W-1]x[0,H-1] contributes 0 "
+                "(zero padding) - grid_sample(align_corners=True, padding_mode='zeros')",
+    "upsample2": "out[2i] = in[i], out[2i+1] = (in[i] + in[min(i+1, n-1)]) / 2, rows then columns",
+    "conv": "weights OIHW, zero padding k//2, stride 1 or 2; output size ceil(in/stride)",
+    "linear": "y = x W^T + b, W stored [out, in]",
+    "layernorm": "eps 1e-5, biased variance, over the last dimension",
+    "gelu": "exact: 0.5 x (1 + erf(x / sqrt 2))",
+    "attention": "softmax((q k^T) / sqrt(d_head) + rel_bias[head, idx]) v; heads split contiguous "
+                 "channel blocks of width d_head",
+    "correlation": "per level: dot(desc, bilinear(feature, p/s + (dx, dy))) / sqrt(D), (dx, dy) in "
+                   "[-r, r]^2 row-major (dy outer); levels concatenated fine to coarse",
+    "fourier": "d = (p - p_query) / disp_scale; [dx, dy, then per i in 0..n_freq-1: sin(pi 2^i dx), "
+               "sin(pi 2^i dy), cos(pi 2^i dx), cos(pi 2^i dy)]",
+}
+
+
+def procedural_clip(T=10, H=64, W=96, seed=11):
+    """Licence-free test clip: analytic colour blobs and gratings under a moving similarity
+    transform, with a textured disc crossing in front (occlusions)."""
+    rng = np.random.RandomState(seed)
+    nb = 40
+    mu = rng.uniform(-20, 120, (nb, 2))
+    sig = rng.uniform(2.0, 9.0, nb)
+    col = rng.uniform(-1, 1, (nb, 3))
+    kv = rng.uniform(-0.4, 0.4, (3, 2))
+    ys, xs = np.mgrid[0:H, 0:W].astype(np.float64)
+    frames = []
+    for t in range(T):
+        th, tx, ty, sc = 0.03 * t, 1.5 * t, 0.7 * t, 1.0 + 0.01 * t
+        c, s = math.cos(th), math.sin(th)
+        u = (c * (xs - W / 2) + s * (ys - H / 2)) / sc + W / 2 - tx   # inverse map to texture coords
+        v = (-s * (xs - W / 2) + c * (ys - H / 2)) / sc + H / 2 - ty
+        img = np.full((H, W, 3), 0.5)
+        for i in range(nb):
+            g = np.exp(-((u - mu[i, 0]) ** 2 + (v - mu[i, 1]) ** 2) / (2 * sig[i] ** 2))
+            img += 0.6 * g[..., None] * col[i]
+        for j in range(3):
+            img[..., j] += 0.12 * np.sin(kv[j, 0] * u + kv[j, 1] * v)
+        cx, cy = 100 - 9.0 * t, 30 + 1.0 * t
+        disc = (xs - cx) ** 2 + (ys - cy) ** 2 < 14 ** 2
+        stripes = 0.5 + 0.4 * np.sign(np.sin(0.8 * (xs - cx) + 0.3 * (ys - cy)))
+        img[disc] = np.stack([stripes, 1 - stripes, 0.5 * stripes], -1)[disc]
+        frames.append(np.clip(img * 255, 0, 255).round().astype(np.uint8))
+    return np.stack(frames)
+
+
+def make_golden(model, path):
+    frames = procedural_clip()
+    T, H, W, _ = frames.shape
+    tq = torch.tensor([[0, 0, 2, 5, 9]])
+    pq = torch.tensor([[[20.3, 30.7], [80.0, 10.25], [47.5, 31.5], [3.2, 60.9], [70.6, 44.1]]])
+    rec = {}
+    st = StreamingTracker(model, tq, pq, record=rec)
+    video = torch.from_numpy(frames).permute(0, 3, 1, 2).float()
+    outs = [st.step(video[t:t + 1]) for t in range(T)]
+    K = model.cfg.iters
+    N = tq.shape[1]
+    g = {
+        "frames": frames, "query_t": tq[0].numpy().astype(np.int64), "query_xy": pq[0].numpy().astype(np.float32),
+        "desc": st.desc[0].numpy(),
+        "p_init": torch.stack(rec["p_init"])[:, 0].numpy(),
+        "corr": torch.stack(rec["corr"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
+        "token": torch.stack(rec["token"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
+        "hidden": torch.stack(rec["hidden"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
+        "iter_xy": torch.stack(rec["iter_xy"]).reshape(T, K, 1, N, 2)[:, :, 0].numpy(),
+        "out_xy": torch.stack([o[0][0] for o in outs]).numpy(),
+        "out_vis": torch.stack([o[1][0] for o in outs]).numpy(),
+        "out_conf": torch.stack([o[2][0] for o in outs]).numpy(),
+    }
+    for t in (0, T - 1):
+        for f, s in zip(rec["feats"][t], model.cfg.strides):
+            g[f"enc_f{s}_t{t}"] = f[0].numpy()
+    g = {k: (v.astype(np.float32) if v.dtype == np.float64 else v) for k, v in g.items()}
+    meta = {
+        "what": "EdgeTAP streaming reference on a procedural clip (training/export.py), CPU FP32",
+        "layouts": "frames U8 [T,H,W,3] RGB; query_t [N]; query_xy [N,2]; desc [N,levels,D]; "
+                   "p_init [T,N,2] estimate entering iteration 0; corr [T,K,N,n_corr]; token [T,K,N,width] "
+                   "(input of block 0); hidden [T,K,N,width] (output of the last block); iter_xy [T,K,N,2]; "
+                   "out_xy [T,N,2]; out_vis/out_conf [T,N] probabilities (1 at the query frame); "
+                   "enc_f<stride>_t<frame> [D,h,w]",
+        "compare": "only entries with t >= query_t[n]; frames before a track's query are unspecified",
+        "config": json.dumps(model.cfg.to_dict()),
+    }
+    write_safetensors(path, g, meta)
+    return g
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-v1.pt"))
+    ap.add_argument("--name", default="edgetap-small")
+    ap.add_argument("--models", default=os.path.join(ROOT, "models"))
+    ap.add_argument("--golden", default=os.path.join(ROOT, "tests", "data", "golden"))
+    ap.add_argument("--visible-rule", default="vis*conf", choices=["vis", "vis*conf"],
+                    help="chosen on the held-out validation set (training/results)")
+    args = ap.parse_args()
+    torch.set_num_threads(2)
+    model, ck = load_checkpoint_model(args.ckpt, fold=True)
+    cfg = model.cfg
+    os.makedirs(args.models, exist_ok=True)
+    st_path = os.path.join(args.models, args.name + ".safetensors")
+    sd = {k: v.float() for k, v in model.state_dict().items()}
+    write_safetensors(st_path, sd, {"format": "pt", "version": cfg.version})
+    log = ck.get("log", [])
+    finals = [r for r in log if r.get("final")]
+    info = {
+        "format": "edgetap-weights/1",
+        "version": cfg.version,
+        "weights": os.path.basename(st_path),
+        "config": cfg.to_dict(),
+        "input": {"color": "RGB", "range": "0..255", "normalize": f"(v / 255 - {cfg.pixel_mean}) / {cfg.pixel_std}",
+                  "size_multiple": cfg.size_multiple, "trained_sizes": [192, 224, 256, 288, 320],
+                  "supported_sizes": "192..384, height and width multiples of 32"},
+        "outputs": {"xy": "model-input pixels", "vis": "sigmoid(vis_logit)", "conf": "sigmoid(conf_logit)"},
+        "visible_rule": args.visible_rule, "vis_threshold": 0.5,
+        "conventions": CONVENTIONS,
+        "streaming": "training/STREAMING.md",
+        "params": count_params(model),
+        "tensors": {k: list(v.shape) for k, v in sorted(sd.items())},
+        "cost_gflop_per_frame": {f"{s}x{s}@{n}": round(frame_flops(cfg, s, s, n)["total"] / 1e9, 3)
+                                 for s in (192, 256, 320, 384) for n in (256, 1024)},
+        "cost_detail": {"encoder_256": encoder_flops(cfg, 256, 256), "per_track": track_flops(cfg),
+                        "state_floats_per_track": state_floats_per_track(cfg)},
+        "training": {"steps": ck.get("step"), "train_seconds": round(ck.get("seconds", 0), 1),
+                     "clips_seen": ck.get("clips"), "gpus": "2x NVIDIA H200 (data parallel)",
+                     "final_val": finals[-1] if finals else None},
+    }
+    with open(os.path.join(args.models, args.name + ".json"), "w") as f:
+        json.dump(info, f, indent=1)
+    # round trip: the exported file must reproduce the checkpoint exactly
+    m2 = load_exported_model(st_path, os.path.join(args.models, args.name + ".json"))
+    x = torch.rand(1, 3, 64, 96) * 255
+    with torch.no_grad():
+        a, b = model.encoder(x), m2.encoder(x)
+    assert all(torch.equal(u, v) for u, v in zip(a, b))
+    os.makedirs(args.golden, exist_ok=True)
+    gpath = os.path.join(args.golden, args.name + "-golden.safetensors")
+    make_golden(m2, gpath)
+    g2, _ = read_safetensors(gpath)
+    print(f"wrote {st_path} ({os.path.getsize(st_path)} B, {info['params']} params), "
+          f"{gpath} ({os.path.getsize(gpath)} B, {len(g2)} tensors)")
+
+
+if __name__ == "__main__":
+    main()
