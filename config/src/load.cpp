@@ -19,7 +19,7 @@ namespace {
 
 using detail::YamlReader;
 
-const std::vector<std::string> kSettingKeys = {"model_size", "tracker", "queries", "klt",
+const std::vector<std::string> kSettingKeys = {"model_size", "tracker", "queries", "klt", "edgetap",
                                                "budget_ms",  "capture", "publish"};
 
 void read_points(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<ExplicitPoint>& out) {
@@ -91,8 +91,16 @@ void read_capture(YamlReader& r, const YAML::Node& node, const std::string& path
 // Applies the setting keys present in `node` onto `cam`; absent keys keep their value.
 void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& path, CameraConfig& cam) {
   r.read_int_pair(node, path, "model_size", 32, 2048, cam.model_width, cam.model_height);
-  int tracker = 0;
-  r.read_choice(node, path, "tracker", {"klt"}, tracker);
+  int tracker = cam.tracker == "edgetap" ? 1 : 0;
+  r.read_choice(node, path, "tracker", {"klt", "edgetap"}, tracker);
+  cam.tracker = tracker == 1 ? "edgetap" : "klt";
+  if (const YAML::Node e = node["edgetap"]) {
+    const std::string at = YamlReader::join(path, "edgetap");
+    if (r.expect_map(e, at, {"model", "visible_threshold"})) {
+      r.read_string(e, at, "model", cam.edgetap.model, true);
+      r.read_double(e, at, "visible_threshold", 0.0, 1.0, cam.edgetap.visible_threshold);
+    }
+  }
   if (const YAML::Node q = node["queries"]) read_queries(r, q, YamlReader::join(path, "queries"), cam.queries);
   if (const YAML::Node k = node["klt"]) read_klt(r, k, YamlReader::join(path, "klt"), cam.klt);
   r.read_double(node, path, "budget_ms", 1.0, 60000.0, cam.budget_ms);
@@ -134,6 +142,9 @@ void read_camera(YamlReader& r, const YAML::Node& node, const std::string& path,
     }
   }
   apply_settings(r, node, where, cam);
+  if (!cam.edgetap.model.empty() && std::filesystem::path(cam.edgetap.model).is_relative()) {
+    cam.edgetap.model = (std::filesystem::path(base_dir) / cam.edgetap.model).lexically_normal().string();
+  }
   if (cam.queries.policy == QueryPolicy::points && cam.queries.points.empty()) {
     r.problem(node, YamlReader::join(where, "queries.points"), "policy 'points' needs at least one point");
   }

@@ -6,7 +6,6 @@
 #include <future>
 
 #include "edgetap/daemon/logging.hpp"
-#include "edgetap/pipeline/klt_tracker.hpp"
 #include "edgetap/pipeline/track_message.hpp"
 
 namespace edgetap::daemon {
@@ -33,7 +32,7 @@ std::int64_t now_unix_us() {
 }  // namespace
 
 CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink,
-                           FrameObserver observer)
+                           pipeline::ModelCache& models, FrameObserver observer)
     : camera_(camera),
       live_(camera.source.kind != config::SourceKind::file),
       log_(make_logger("camera/" + camera.name)),
@@ -41,16 +40,23 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
       observer_(std::move(observer)),
       queue_(static_cast<std::size_t>(camera.capture.queue), overflow_for(camera)),
       capture_(camera, queue_, log_),
-      session_(std::make_unique<pipeline::KltTracker>(camera.klt), pipeline::QuerySeeder(camera.queries)),
       backoff_(std::chrono::milliseconds(camera.capture.retry_initial_ms),
                std::chrono::milliseconds(camera.capture.retry_max_ms), std::hash<std::string>{}(camera.name)) {
   stats_.name = camera.name;
+  if (auto tracker = pipeline::make_tracker(camera, models, tracker_error_)) {
+    session_ = std::make_unique<pipeline::TrackSession>(std::move(tracker), pipeline::QuerySeeder(camera.queries));
+  }
 }
 
 CameraWorker::~CameraWorker() { stop(); }
 
 void CameraWorker::start() {
   started_ = Clock::now();
+  if (!session_) {
+    log_->error("not started: {}", tracker_error_);
+    finished_ = true;
+    return;
+  }
   log_->info("starting: source {} ({}), model size {}x{}, tracker {}, queries {}", camera_.source.uri,
              config::to_string(camera_.source.kind), camera_.model_width, camera_.model_height, camera_.tracker,
              config::to_string(camera_.queries.policy));
@@ -119,7 +125,7 @@ void CameraWorker::supervise() {
 
 void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoint>& points) {
   const auto t0 = Clock::now();
-  const Status status = session_.process(frame, points);
+  const Status status = session_->process(frame, points);
   const double tracker_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   if (!status) {
     log_->error("frame {} not tracked: {}", frame.index, status.message());
@@ -214,7 +220,7 @@ PointsChange CameraWorker::add_points(const std::vector<config::ExplicitPoint>& 
             change.applied.push_back(p.id);
           }
         }
-        session_.add_queries(queries);
+        session_->add_queries(queries);
         return change;
       },
       timeout);
@@ -232,7 +238,7 @@ PointsChange CameraWorker::remove_points(const std::vector<std::string>& ids, st
             change.rejected.push_back(id + ": no such track");
           }
         }
-        session_.remove_queries(present);
+        session_->remove_queries(present);
         change.applied = std::move(present);
         return change;
       },
@@ -245,6 +251,11 @@ CameraStats CameraWorker::stats() const {
   s.frames_captured = capture_.frames_captured();
   s.queue_drops = queue_.drops();
   s.error = capture_.last_error();
+  if (!session_) {
+    s.state = "failed";
+    s.error = tracker_error_;
+    return s;
+  }
   const pipeline::CaptureState state = capture_.state();
   if (stopping_) {
     s.state = state == pipeline::CaptureState::failed ? "failed" : "stopped";

@@ -48,6 +48,13 @@ struct KltSettings {            // key: klt
   bool operator==(const KltSettings&) const = default;
 };
 
+struct EdgeTapSettings {             // key: edgetap (the network tracker)
+  std::string model;                 // model: the .safetensors file ("" = the bundled model);
+                                     //   its configuration is the .json of the same name
+  double visible_threshold = 0.5;    // visible_threshold: visibility probability above which a point is visible
+  bool operator==(const EdgeTapSettings&) const = default;
+};
+
 enum class Pace { realtime, fast };
 enum class AtEof { loop, stop };
 
@@ -74,9 +81,10 @@ struct CameraConfig {
   Source source;
   int model_width = 256;        // model_size: [width, height]
   int model_height = 256;
-  std::string tracker = "klt";  // tracker: klt
+  std::string tracker = "klt";  // tracker: klt | edgetap
   QuerySettings queries;
   KltSettings klt;
+  EdgeTapSettings edgetap;
   double budget_ms = 100.0;     // budget_ms: capture -> publish latency budget
   CaptureSettings capture;
   PublishSettings publish;

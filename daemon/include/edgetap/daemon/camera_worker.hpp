@@ -23,6 +23,7 @@
 #include "edgetap/pipeline/frame_queue.hpp"
 #include "edgetap/pipeline/message_sink.hpp"
 #include "edgetap/pipeline/track_session.hpp"
+#include "edgetap/pipeline/tracker_factory.hpp"
 
 namespace edgetap::daemon {
 
@@ -38,7 +39,10 @@ struct PointsChange {
 
 class CameraWorker {
  public:
-  CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink, FrameObserver observer = {});
+  // Makes the camera's tracker; when that fails (a bad model file, say) the
+  // camera stays failed with the reason while the others run.
+  CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink, pipeline::ModelCache& models,
+               FrameObserver observer = {});
   ~CameraWorker();
   CameraWorker(const CameraWorker&) = delete;
   CameraWorker& operator=(const CameraWorker&) = delete;
@@ -71,7 +75,8 @@ class CameraWorker {
   FrameObserver observer_;
   pipeline::FrameQueue queue_;
   pipeline::Capture capture_;
-  pipeline::TrackSession session_;
+  std::string tracker_error_;
+  std::unique_ptr<pipeline::TrackSession> session_;  // null when the tracker could not be made
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> finished_{false};

@@ -63,6 +63,7 @@ class Runtime {
   config::Config config_;
   ObserverFactory observers_;
   OutputRouter router_;  // what every camera publishes to; outlives the outputs it routes to
+  pipeline::ModelCache models_;  // networks shared by the cameras that use them
   std::unique_ptr<pipeline::Publisher> publisher_;
   std::unique_ptr<pipeline::MqttBridge> mqtt_;
   std::vector<std::unique_ptr<CameraWorker>> workers_;

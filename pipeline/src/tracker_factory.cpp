@@ -1,0 +1,60 @@
+#include "edgetap/pipeline/tracker_factory.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "edgetap/engine/edgetap_tracker.hpp"
+#include "edgetap/engine/safetensors.hpp"
+#include "edgetap/pipeline/klt_tracker.hpp"
+
+namespace edgetap::pipeline {
+namespace {
+
+constexpr const char* kBundledModel = "models/edgetap-v1.safetensors";
+
+}  // namespace
+
+std::string bundled_model_path() {
+  const std::string relative = kBundledModel;
+  for (const std::string& dir : {std::string(std::getenv("EDGETAP_DATA_DIR") ? std::getenv("EDGETAP_DATA_DIR") : ""),
+                                 std::string("/usr/share/edgetap"), std::string(EDGETAP_SOURCE_DIR)}) {
+    if (dir.empty()) continue;
+    const std::filesystem::path candidate = std::filesystem::path(dir) / relative;
+    if (std::filesystem::exists(candidate)) return candidate.string();
+  }
+  return (std::filesystem::path(EDGETAP_SOURCE_DIR) / relative).string();
+}
+
+std::shared_ptr<const engine::Network> ModelCache::get(const std::string& weights_path, std::string& error) {
+  std::lock_guard lock(mutex_);
+  if (auto network = loaded_[weights_path].lock()) return network;
+  const std::string config_path = std::filesystem::path(weights_path).replace_extension(".json").string();
+  try {
+    auto network = std::make_shared<const engine::Network>(engine::load_network(weights_path, config_path));
+    loaded_[weights_path] = network;
+    return network;
+  } catch (const engine::ModelError& e) {
+    error = "cannot load the edgetap model " + weights_path + ": " + e.what();
+  }
+  return nullptr;
+}
+
+std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelCache& models, std::string& error) {
+  if (camera.tracker == "klt") return std::make_unique<KltTracker>(camera.klt);
+  if (camera.tracker == "edgetap") {
+    const std::string path = camera.edgetap.model.empty() ? bundled_model_path() : camera.edgetap.model;
+    auto network = models.get(path, error);
+    if (!network) return nullptr;
+    const int multiple = network->config.size_multiple;
+    if (camera.model_width % multiple != 0 || camera.model_height % multiple != 0) {
+      error = "model_size " + std::to_string(camera.model_width) + "x" + std::to_string(camera.model_height) +
+              " does not suit the edgetap network: both sides must be multiples of " + std::to_string(multiple);
+      return nullptr;
+    }
+    return std::make_unique<engine::EdgeTapTracker>(network, static_cast<float>(camera.edgetap.visible_threshold));
+  }
+  error = "unknown tracker '" + camera.tracker + "'";
+  return nullptr;
+}
+
+}  // namespace edgetap::pipeline

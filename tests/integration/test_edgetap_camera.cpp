@@ -1,0 +1,98 @@
+// The edgetap tracker inside the daemon's runtime: a camera running the
+// network (a small random-weight one: the trained model is not needed to check
+// the plumbing) publishes tracks; a camera whose model file is missing,
+// truncated or mismatched fails alone with a clear error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "edgetap/config/load.hpp"
+#include "edgetap/daemon/runtime.hpp"
+#include "edgetap/pipeline/track_client.hpp"
+#include "support/random_network.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace edgetap;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string config_with_model(const test::TempDir& dir, const std::string& model) {
+  return "publisher: {socket: '" + dir.file("t.sock") + "'}\n"
+         "defaults: {model_size: [64, 64], queries: {grid: [3, 3]}}\n"
+         "cameras:\n"
+         "  - {name: net, source: 'test:pinwheel?width=160&height=120&fps=30', tracker: edgetap,"
+         " edgetap: {model: '" + model + "'}}\n"
+         "  - {name: plain, source: 'test:ball?width=160&height=120&fps=30'}\n";
+}
+
+// Runs the configuration until `messages` messages arrived; returns the cameras seen and the last 'net' message.
+std::set<std::string> run_and_listen(daemon::Runtime& runtime, const test::TempDir& dir, int messages,
+                                     nlohmann::json& last_net) {
+  std::string error;
+  EXPECT_TRUE(runtime.start(error)) << error;
+  pipeline::TrackClient client;
+  EXPECT_TRUE(client.connect(dir.file("t.sock"), error)) << error;
+  std::set<std::string> cameras;
+  for (int i = 0; i < messages; ++i) {
+    const auto line = client.read_line(5000ms);
+    if (!line) break;
+    const auto m = nlohmann::json::parse(*line);
+    cameras.insert(m["camera"].get<std::string>());
+    if (m["camera"] == "net") last_net = m;
+  }
+  return cameras;
+}
+
+}  // namespace
+
+TEST(EdgetapCamera, NetworkTrackerPublishesTracks) {
+  test::TempDir dir;
+  const auto files = test::write_random_network(dir.path().string(), 3);
+  daemon::Runtime runtime(config::load_string(config_with_model(dir, files.weights_path), "t.yaml", "/"));
+  nlohmann::json net;
+  const auto cameras = run_and_listen(runtime, dir, 60, net);
+  EXPECT_EQ(cameras, (std::set<std::string>{"net", "plain"}));
+  ASSERT_FALSE(net.is_null());
+  ASSERT_EQ(net["points"].size(), 9u);
+  for (const auto& p : net["points"]) {
+    EXPECT_TRUE(std::isfinite(p["x"].get<double>()));
+    EXPECT_FALSE(p["lost"].get<bool>());  // the network keeps occluded points instead of losing them
+  }
+  EXPECT_EQ(runtime.stats()[0].state, "running");
+}
+
+TEST(EdgetapCamera, BadModelFilesFailOnlyTheirCamera) {
+  test::TempDir dir;
+  const auto files = test::write_random_network(dir.path().string(), 3);
+  // Truncated weights, and weights whose configuration disagrees with them.
+  const std::string truncated = dir.file("truncated.safetensors");
+  std::filesystem::copy_file(files.weights_path, truncated);
+  std::filesystem::copy_file(files.config_path, dir.file("truncated.json"));
+  std::filesystem::resize_file(truncated, std::filesystem::file_size(truncated) - 100);
+  const std::string mismatched = dir.file("mismatched.safetensors");
+  std::filesystem::copy_file(files.weights_path, mismatched);
+  auto config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["width"] = 24;
+  std::ofstream(dir.file("mismatched.json")) << config.dump();
+
+  for (const auto& [model, expected] : std::vector<std::pair<std::string, std::string>>{
+           {dir.file("absent.safetensors"), "cannot open"},
+           {truncated, "truncated"},
+           {mismatched, "has shape"}}) {
+    daemon::Runtime runtime(config::load_string(config_with_model(dir, model), "t.yaml", "/"));
+    nlohmann::json net;
+    const auto cameras = run_and_listen(runtime, dir, 10, net);
+    EXPECT_EQ(cameras, std::set<std::string>{"plain"}) << model;
+    const auto stats = runtime.stats();
+    EXPECT_EQ(stats[0].state, "failed") << model;
+    EXPECT_NE(stats[0].error.find(model), std::string::npos) << stats[0].error;
+    EXPECT_NE(stats[0].error.find(expected), std::string::npos) << stats[0].error;
+    EXPECT_EQ(stats[1].state, "running");
+    runtime.stop();
+  }
+}
