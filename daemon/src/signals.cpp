@@ -1,34 +1,49 @@
 #include "edgetap/daemon/signals.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <stdexcept>
 
 namespace edgetap::daemon {
+namespace {
+
+// The write end is used by the handler, the read end by wait(). One waiter per process.
+int g_pipe[2] = {-1, -1};
+
+void on_signal(int signal) {
+  const int saved = errno;
+  const unsigned char byte = static_cast<unsigned char>(signal);
+  [[maybe_unused]] ssize_t n = ::write(g_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+}  // namespace
 
 SignalWaiter::SignalWaiter(std::initializer_list<int> signals) {
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int s : signals) sigaddset(&mask, s);
-  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-  fd_ = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (fd_ < 0) throw std::runtime_error("signalfd failed");
+  if (g_pipe[0] >= 0) throw std::logic_error("one SignalWaiter per process");
+  if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe2 failed");
+  struct sigaction action{};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int s : signals) ::sigaction(s, &action, nullptr);
 }
 
 SignalWaiter::~SignalWaiter() {
-  if (fd_ >= 0) ::close(fd_);
+  ::close(g_pipe[0]);
+  ::close(g_pipe[1]);
+  g_pipe[0] = g_pipe[1] = -1;
 }
 
 int SignalWaiter::wait(std::chrono::milliseconds timeout) {
-  pollfd pfd{fd_, POLLIN, 0};
+  pollfd pfd{g_pipe[0], POLLIN, 0};
   if (::poll(&pfd, 1, static_cast<int>(timeout.count())) <= 0) return 0;
-  signalfd_siginfo info{};
-  if (::read(fd_, &info, sizeof(info)) != static_cast<ssize_t>(sizeof(info))) return 0;
-  return static_cast<int>(info.ssi_signo);
+  unsigned char byte = 0;
+  return ::read(g_pipe[0], &byte, 1) == 1 ? byte : 0;
 }
 
 }  // namespace edgetap::daemon

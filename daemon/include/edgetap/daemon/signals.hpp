@@ -1,5 +1,7 @@
-// Signals arrive through a signalfd: nothing runs in a signal handler. Create
-// the waiter before starting any thread so that every thread inherits the mask.
+// Signals as events: the handler only writes the signal number into a pipe
+// (async-signal-safe), and the main loop reads it from there. A signalfd
+// would need the signals blocked in every thread, which libraries that start
+// threads when loaded (OpenBLAS's pool) make impossible.
 #pragma once
 
 #include <chrono>
@@ -16,9 +18,6 @@ class SignalWaiter {
 
   // The next signal received within `timeout`, or 0.
   int wait(std::chrono::milliseconds timeout);
-
- private:
-  int fd_ = -1;
 };
 
 }  // namespace edgetap::daemon
