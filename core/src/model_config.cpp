@@ -26,8 +26,8 @@ ModelConfig load_model_config(const std::string& path) {
   if (!in) throw ModelError(path + ": cannot open the model configuration");
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw ModelError(path + ": not a JSON object");
-  // The hyper-parameters may sit at the top level or under "model".
-  const nlohmann::json& m = j.contains("model") && j["model"].is_object() ? j["model"] : j;
+  // The hyper-parameters sit under "config" (the export format) or at the top level.
+  const nlohmann::json& m = j.contains("config") && j["config"].is_object() ? j["config"] : j;
   ModelConfig c;
   c.version = m.value("version", j.value("version", std::string("unknown")));
   const auto enc = field<std::vector<int>>(m, path, "enc_channels");

@@ -84,8 +84,8 @@ TensorMap load_safetensors(const std::string& path) {
       t.shape.push_back(d.get<std::int64_t>());
     }
     const std::string dtype = info["dtype"].is_string() ? info["dtype"].get<std::string>() : "";
-    const int width = dtype == "F32" ? 4 : (dtype == "F16" || dtype == "BF16") ? 2 : 0;
-    if (width == 0) throw ModelError(where + ": unsupported dtype '" + dtype + "' (F32, F16, BF16)");
+    const int width = dtype == "F32" ? 4 : (dtype == "F16" || dtype == "BF16") ? 2 : dtype == "I64" ? 8 : dtype == "U8" ? 1 : 0;
+    if (width == 0) throw ModelError(where + ": unsupported dtype '" + dtype + "' (F32, F16, BF16, I64, U8)");
     const auto& offsets = info["data_offsets"];
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
       throw ModelError(where + ": bad data_offsets");
@@ -105,6 +105,12 @@ TensorMap load_safetensors(const std::string& path) {
     for (std::uint64_t i = 0; i < n; ++i) {
       if (width == 4) {
         std::memcpy(&t.data[i], src + 4 * i, 4);
+      } else if (width == 8) {
+        std::int64_t v;
+        std::memcpy(&v, src + 8 * i, 8);
+        t.data[i] = static_cast<float>(v);
+      } else if (width == 1) {
+        t.data[i] = static_cast<unsigned char>(src[i]);
       } else {
         std::uint16_t v;
         std::memcpy(&v, src + 2 * i, 2);

@@ -10,7 +10,7 @@
 namespace edgetap::pipeline {
 namespace {
 
-constexpr const char* kBundledModel = "models/edgetap-v1.safetensors";
+constexpr const char* kBundledModel = "models/edgetap-small.safetensors";
 
 }  // namespace
 

@@ -19,7 +19,7 @@ class ModelError : public std::runtime_error {
 
 struct Tensor {
   std::vector<std::int64_t> shape;
-  std::vector<float> data;  // converted to FP32 (F32, F16 and BF16 are read)
+  std::vector<float> data;  // converted to FP32 (F32, F16, BF16; I64 and U8 for test data)
 
   std::int64_t numel() const;
   std::string shape_string() const;

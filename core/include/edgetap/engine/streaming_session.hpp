@@ -55,6 +55,8 @@ class StreamingSession {
   void remove_track(int handle);
   bool alive(int handle) const;
   const TrackEstimate& estimate(int handle) const { return tracks_[static_cast<std::size_t>(handle)].estimate; }
+  // The track's query descriptors, [levels][D].
+  const std::vector<float>& descriptors(int handle) const { return tracks_[static_cast<std::size_t>(handle)].descriptors; }
   std::int64_t frames() const noexcept { return t_ + 1; }
   // The last pushed frame's pyramid (for tests and golden checks).
   const Pyramid& pyramid() const noexcept { return pyramid_; }

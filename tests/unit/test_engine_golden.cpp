@@ -1,0 +1,96 @@
+// Parity of the CPU engine with the PyTorch streaming reference on the trained
+// model: the golden vectors (tests/data/golden, made by training/export.py)
+// hold a 10-frame clip, 5 queries at several frames, encoder features,
+// descriptors, correlations and the outputs of every frame.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "edgetap/engine/safetensors.hpp"
+#include "edgetap/engine/streaming_session.hpp"
+
+using namespace edgetap;
+
+namespace {
+
+// FP32 on both sides; differences come from summation order (BLAS vs PyTorch).
+constexpr float kFeatureTolerance = 2e-3f;      // encoder features, descriptors (values ~1)
+constexpr float kCorrelationTolerance = 2e-3f;  // correlation vectors of the first iteration
+constexpr float kPositionTolerancePx = 2e-2f;   // final x, y after up to 10 streamed frames
+constexpr float kProbabilityTolerance = 2e-3f;  // visibility and confidence
+
+const std::string kSource = EDGETAP_SOURCE_DIR;
+
+struct Golden : ::testing::Test {
+  engine::Network network = engine::load_network(kSource + "/models/edgetap-small.safetensors",
+                                                 kSource + "/models/edgetap-small.json");
+  engine::TensorMap golden = engine::load_safetensors(kSource + "/tests/data/golden/edgetap-small-golden.safetensors");
+  const engine::Tensor& g(const std::string& name) { return golden.at(name); }
+};
+
+}  // namespace
+
+TEST_F(Golden, StreamingMatchesThePyTorchReference) {
+  const engine::Tensor& frames = g("frames");
+  const int T = static_cast<int>(frames.shape[0]), H = static_cast<int>(frames.shape[1]),
+            W = static_cast<int>(frames.shape[2]);
+  const int N = static_cast<int>(g("query_t").shape[0]);
+  const int n_corr = network.config.n_corr(), D = network.config.feat_dim;
+  engine::StreamingSession session(network);
+  std::vector<int> handle(N, -1);
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(H) * W * 3);
+  float worst_position = 0.f;
+  for (int t = 0; t < T; ++t) {
+    for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(frames.data[t * rgb.size() + i]);
+    ASSERT_TRUE(session.push_frame({rgb.data(), W, H, static_cast<std::size_t>(W) * 3}).is_ok());
+
+    // Correlations of the tracks stepped by this push (active ones, in handle order).
+    std::vector<int> stepped;
+    for (int n = 0; n < N; ++n) {
+      if (handle[n] >= 0) stepped.push_back(n);
+    }
+    std::sort(stepped.begin(), stepped.end(), [&](int a, int b) { return handle[a] < handle[b]; });
+    const auto& corr = session.last_first_correlation();
+    for (std::size_t s = 0; s < stepped.size(); ++s) {
+      const int n = stepped[s];
+      for (int c = 0; c < n_corr; ++c) {
+        const float expected = g("corr").data[((static_cast<std::size_t>(t) * network.config.iters + 0) * N + n) * n_corr + c];
+        ASSERT_NEAR(corr[s * n_corr + c], expected, kCorrelationTolerance) << "frame " << t << " track " << n << " corr " << c;
+      }
+    }
+    // Tracks whose query frame this is start here.
+    for (int n = 0; n < N; ++n) {
+      if (static_cast<int>(g("query_t").data[n]) != t) continue;
+      const engine::Point2 q{g("query_xy").data[2 * n], g("query_xy").data[2 * n + 1]};
+      handle[n] = session.add_tracks(std::vector<engine::Point2>{q})[0];
+      const auto& desc = session.descriptors(handle[n]);
+      for (std::size_t i = 0; i < desc.size(); ++i) {
+        ASSERT_NEAR(desc[i], g("desc").data[static_cast<std::size_t>(n) * desc.size() + i], kFeatureTolerance)
+            << "descriptor of track " << n << " at " << i;
+      }
+    }
+    for (int n = 0; n < N; ++n) {
+      if (handle[n] < 0) continue;
+      const engine::TrackEstimate& e = session.estimate(handle[n]);
+      const float* xy = g("out_xy").data.data() + (static_cast<std::size_t>(t) * N + n) * 2;
+      EXPECT_NEAR(e.x, xy[0], kPositionTolerancePx) << "frame " << t << " track " << n;
+      EXPECT_NEAR(e.y, xy[1], kPositionTolerancePx) << "frame " << t << " track " << n;
+      EXPECT_NEAR(e.visible, g("out_vis").data[t * N + n], kProbabilityTolerance) << "frame " << t << " track " << n;
+      EXPECT_NEAR(e.confidence, g("out_conf").data[t * N + n], kProbabilityTolerance) << "frame " << t << " track " << n;
+      worst_position = std::max({worst_position, std::abs(e.x - xy[0]), std::abs(e.y - xy[1])});
+    }
+    // Encoder features where the golden file has them ([D, h, w] there, HWC here).
+    for (int l = 0; l < 4; ++l) {
+      const std::string name = "enc_f" + std::to_string(network.config.strides[l]) + "_t" + std::to_string(t);
+      if (!golden.count(name)) continue;
+      const engine::FeatureMap& f = session.pyramid().levels[l];
+      for (int c = 0; c < D; ++c)
+        for (int y = 0; y < f.height; ++y)
+          for (int x = 0; x < f.width; ++x)
+            ASSERT_NEAR(f.data[(static_cast<std::size_t>(y) * f.width + x) * D + c],
+                        g(name).data[(static_cast<std::size_t>(c) * f.height + y) * f.width + x], kFeatureTolerance)
+                << name << " c" << c << " y" << y << " x" << x;
+    }
+  }
+  std::printf("largest position difference over the clip: %.5f px\n", worst_position);
+}
