@@ -10,3 +10,4 @@ scripts/install-deps.sh
 cmake --preset "$preset"
 cmake --build --preset "$preset"
 ctest --preset "$preset" -j2
+EDGETAP_PACKAGE_TEST=1 ctest --preset "$preset" -L package   # packaging/test-package.sh: builds and tests the .deb
