@@ -68,17 +68,13 @@ def klt_track(seq, win=21, levels=3):
     return (xy + 0.5) / s - 0.5, vis
 
 
-def load_sets(names, data, device):
-    sets = {}
-    for name in names:
-        if name == "gen":
-            sets[name] = evalsets.generated_sequences(synth.load_reserved_banks(data, device), evalsets.GEN_EVAL, device)
-        elif name == "val":
-            sets[name] = evalsets.generated_sequences(synth.load_train_banks(data, device, "val"), evalsets.VAL, device)
-        else:
-            root = os.path.join(data, "eval", name)
-            sets[name] = [evalsets.load_sequence(os.path.join(root, s)) for s in sorted(os.listdir(root))]
-    return sets
+def load_set(name, data, device):
+    if name == "gen":
+        return evalsets.generated_sequences(synth.load_reserved_banks(data, device), evalsets.GEN_EVAL, device)
+    if name == "val":
+        return evalsets.generated_sequences(synth.load_train_banks(data, device, "val"), evalsets.VAL, device)
+    root = os.path.join(data, "eval", name)
+    return [evalsets.load_sequence(os.path.join(root, s)) for s in sorted(os.listdir(root))]
 
 
 def main():
@@ -101,9 +97,9 @@ def main():
         rule = json.load(open(os.path.splitext(args.weights)[0] + ".json")).get("visible_rule", "vis")
     model = model.to(dev).eval()
     results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, sets={})
-    sets = load_sets(args.sets.split(","), args.data, dev)
-    for name, seqs in sets.items():
+    for name in args.sets.split(","):
         t0 = time.time()
+        seqs = load_set(name, args.data, dev)
         per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True)
         entry = {"edgetap[vis]": evalsets.summarize(per_v), "edgetap[vis*conf]": evalsets.summarize(per_c),
                  "per_sequence[vis*conf]": [{k: v for k, v in m.items() if k != "pred"} for m in per_c],
@@ -119,6 +115,9 @@ def main():
                 per_k.append(m)
             entry["klt(opencv-lk,256px)"] = evalsets.summarize(per_k)
         results["sets"][name] = entry
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=1)
         brief = {k: {m: round(v, 3) for m, v in entry[k].items() if m in ("AJ", "delta_avg", "OA", "PCK@0.2", "PCK@0.2_pooled")}
                  for k in entry if k.startswith(("edgetap[", "klt"))}
         print(name, json.dumps(brief), f"{entry['seconds']}s", flush=True)

@@ -150,6 +150,13 @@ def rot(theta):
     return torch.stack([torch.stack([c, -s], -1), torch.stack([s, c], -1)], -2)
 
 
+def inv2x2(A):
+    """Closed-form inverse of [..., 2, 2] matrices."""
+    a, b, c, d = A[..., 0, 0], A[..., 0, 1], A[..., 1, 0], A[..., 1, 1]
+    det = a * d - b * c
+    return torch.stack([torch.stack([d, -b], -1), torch.stack([-c, a], -1)], -2) / det[..., None, None]
+
+
 def _u(gen, *shape, lo=0.0, hi=1.0):
     return lo + (hi - lo) * torch.rand(*shape, generator=gen)
 
@@ -278,7 +285,7 @@ class ClipParams:
         """Output px -> the stamp px that slot m shows there. x [B, *X, 2], t [B, *X]."""
         A, c = self.obj_affine(m, t)
         yc = (STAMP - 1) / 2.0
-        y = ((x - c)[..., None, :] @ torch.linalg.inv(A).transpose(-1, -2))[..., 0, :] + yc
+        y = ((x - c)[..., None, :] @ inv2x2(A).transpose(-1, -2))[..., 0, :] + yc
         return y + self.deform(m, y, t)
 
     def stamp_to_out(self, m, z, t, iters=8):
@@ -316,9 +323,9 @@ def _render(banks, P, times, S):
     gain = torch.exp(ph["g0"][:, None] + ph["g1"][:, None] * tt)                 # [B, T, 3]
     img = img * gain[..., None, None]
     top = torch.zeros(B, T, S, S, dtype=torch.uint8, device=dev)
-    tgrid = times[None, :, None].expand(B, T, S * S)
+    tgrid = times[None, :, None].expand(B, T, 1)       # per-frame transforms, broadcast over pixels
     for m in range(M):
-        z = P.out_to_stamp(m, pix[:, None].expand(B, T, S * S, 2), tgrid)       # [B, T, S*S, 2]
+        z = P.out_to_stamp(m, pix[:, None], tgrid)                               # [B, T, S*S, 2]
         st = banks.stamps[P.st_idx[:, m]].float() / 255.0                        # [B, 4, STAMP, STAMP]
         layer = _sample_tex(st, z.reshape(B, T * S, S, 2), STAMP).reshape(B, 4, T, S, S).permute(0, 2, 1, 3, 4)
         alpha = layer[:, :, 3:4] * P.active[:, m, None, None, None, None]
