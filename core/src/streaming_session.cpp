@@ -1,6 +1,7 @@
 #include "edgetap/engine/streaming_session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -16,6 +17,13 @@ namespace k = edgetap::kernels::cpu;
 namespace {
 
 float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+// Adds the milliseconds since `start` to `into` and restarts the clock.
+void lap(std::chrono::steady_clock::time_point& start, double& into) {
+  const auto now = std::chrono::steady_clock::now();
+  into += std::chrono::duration<double, std::milli>(now - start).count();
+  start = now;
+}
 
 void linear(const Linear& l, const float* in, int rows, float* out, bool accumulate = false) {
   k::gemm_nt(rows, l.out, l.in, in, l.weight.data(), l.bias.data(), out, accumulate);
@@ -46,7 +54,10 @@ Status StreamingSession::push_frame(const ImageView& frame) noexcept {
                                                       std::to_string(frame.width) + "x" + std::to_string(frame.height));
   }
   try {
+    profile_ = StepProfile{};
+    auto clock = std::chrono::steady_clock::now();
     encoder_.encode(frame, pyramid_);
+    lap(clock, profile_.encoder);
     ++t_;
     slot_frame_[static_cast<std::size_t>(t_ % c.window)] = t_;
     std::vector<int> active;
@@ -150,6 +161,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
   const float scale = 1.f / std::sqrt(static_cast<float>(dh));
   std::vector<float> scores(W + 1);
 
+  auto clock = std::chrono::steady_clock::now();
   for (int it = 0; it < c.iters; ++it) {
     // Local correlation at every level, then the correlation MLP.
     for (int i = 0; i < S; ++i) {
@@ -163,6 +175,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
       }
     }
     if (it == 0) first_corr_ = corr_;
+    lap(clock, profile_.correlation);
     linear(w.corr1, corr_.data(), S, hidden1_.data());
     k::gelu_inplace(hidden1_.data(), hidden1_.size());
     linear(w.corr2, hidden1_.data(), S, hidden2_.data());
@@ -187,6 +200,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
     }
     linear(w.inp, token_.data(), S, x_.data());
     for (std::size_t j = 0; j < x_.size(); ++j) x_[j] += h_[j];
+    lap(clock, profile_.token);
 
     for (int b = 0; b < c.blocks; ++b) {
       const BlockWeights& bw = w.blocks[static_cast<std::size_t>(b)];
@@ -240,6 +254,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
       linear(bw.fc2, mlp_.data(), S, x_.data(), true);         // x += mlp(x)
     }
     h_ = x_;
+    lap(clock, profile_.transformer);
     k::layer_norm_rows(x_.data(), S, width, w.ln_out.gamma.data(), w.ln_out.beta.data(), normed_.data());
     linear(w.head, normed_.data(), S, out_.data());
     for (int i = 0; i < S; ++i) {
@@ -247,6 +262,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
       p_[i].x += out_[static_cast<std::size_t>(i) * 4 + 0];
       p_[i].y += out_[static_cast<std::size_t>(i) * 4 + 1];
     }
+    lap(clock, profile_.head);
   }
   for (int i = 0; i < S; ++i) {
     Track& tr = tracks_[static_cast<std::size_t>(ids[i])];

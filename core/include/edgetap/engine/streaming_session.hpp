@@ -39,6 +39,12 @@ struct TrackEstimate {
   float confidence = 0;   // probability
 };
 
+// Where the last push_frame's time went (milliseconds).
+struct StepProfile {
+  double encoder = 0, correlation = 0, token = 0, transformer = 0, head = 0;
+  double total() const { return encoder + correlation + token + transformer + head; }
+};
+
 struct Point2 {
   float x = 0, y = 0;
 };
@@ -58,6 +64,7 @@ class StreamingSession {
   // The track's query descriptors, [levels][D].
   const std::vector<float>& descriptors(int handle) const { return tracks_[static_cast<std::size_t>(handle)].descriptors; }
   std::int64_t frames() const noexcept { return t_ + 1; }
+  const StepProfile& last_profile() const noexcept { return profile_; }
   // The last pushed frame's pyramid (for tests and golden checks).
   const Pyramid& pyramid() const noexcept { return pyramid_; }
   // Correlation vectors of the first iteration of the last step, per stepped track (tests).
@@ -87,6 +94,7 @@ class StreamingSession {
   // Per-step work buffers (rows = tracks stepped).
   std::vector<float> corr_, hidden1_, hidden2_, token_, x_, h_, normed_, qkv_, attended_, tmp_, mlp_, out_, bias_;
   std::vector<float> first_corr_;
+  StepProfile profile_;
   std::vector<Point2> p_;
 };
 

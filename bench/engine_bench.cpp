@@ -1,0 +1,90 @@
+// CPU engine throughput: streaming frames/s of the EdgeTAP network at a frame
+// size and point count, with the per-stage split. Depends only on core and
+// kernels (builds on a bare host). Frames are a procedural texture drifting a
+// few pixels per frame; tracks start on a grid at the first frame.
+//
+// usage: edgetap-engine-bench [--model FILE.safetensors] [--size N] [--points P]... [--frames F] [--runs R]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "edgetap/engine/streaming_session.hpp"
+
+using namespace edgetap;
+
+namespace {
+
+std::vector<std::uint8_t> texture_frame(int size, int t) {
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(size) * size * 3);
+  for (int y = 0; y < size; ++y)
+    for (int x = 0; x < size; ++x) {
+      const float u = static_cast<float>(x + 2 * t), v = static_cast<float>(y + t);
+      for (int c = 0; c < 3; ++c) {
+        const float fc = static_cast<float>(c);
+        const float value = 128.f + 60.f * std::sin(0.11f * u + 1.3f * fc) * std::cos(0.07f * v - 0.5f * fc) +
+                            40.f * std::sin(0.031f * (u + v) + fc);
+        rgb[(static_cast<std::size_t>(y) * size + x) * 3 + c] = static_cast<std::uint8_t>(std::clamp(value, 0.f, 255.f));
+      }
+    }
+  return rgb;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-small.safetensors";
+  int size = 256, frames = 30, runs = 3;
+  std::vector<int> point_counts;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string arg = argv[i];
+    if (arg == "--model") model = argv[i + 1];
+    else if (arg == "--size") size = std::atoi(argv[i + 1]);
+    else if (arg == "--points") point_counts.push_back(std::atoi(argv[i + 1]));
+    else if (arg == "--frames") frames = std::atoi(argv[i + 1]);
+    else if (arg == "--runs") runs = std::atoi(argv[i + 1]);
+  }
+  if (point_counts.empty()) point_counts = {256, 1024};
+  const engine::Network network =
+      engine::load_network(model, std::filesystem::path(model).replace_extension(".json").string());
+  std::vector<std::vector<std::uint8_t>> clip;
+  for (int t = 0; t < frames; ++t) clip.push_back(texture_frame(size, t));
+  std::printf("model %s (%zu parameters), %dx%d, %d frames streamed, median of %d runs\n", model.c_str(),
+              network.weights.parameter_count(), size, size, frames, runs);
+  std::printf("%7s %9s %9s | %8s %8s %8s %8s %8s  (ms/frame)\n", "points", "frames/s", "ms/frame", "encoder", "corr",
+              "token", "blocks", "head");
+  for (int points : point_counts) {
+    const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(points))));
+    std::vector<double> seconds;
+    engine::StepProfile sum;
+    for (int r = 0; r < runs; ++r) {
+      engine::StreamingSession session(network);
+      const ImageView first{clip[0].data(), size, size, static_cast<std::size_t>(size) * 3};
+      session.push_frame(first);
+      std::vector<engine::Point2> grid;
+      for (int i = 0; i < points; ++i) {
+        const float cell = static_cast<float>(size) / static_cast<float>(side);
+        grid.push_back({(static_cast<float>(i % side) + 0.5f) * cell, (static_cast<float>(i / side) + 0.5f) * cell});
+      }
+      session.add_tracks(grid);
+      const auto start = std::chrono::steady_clock::now();
+      for (int t = 1; t < frames; ++t) {
+        session.push_frame({clip[t].data(), size, size, static_cast<std::size_t>(size) * 3});
+        const engine::StepProfile& p = session.last_profile();
+        sum.encoder += p.encoder, sum.correlation += p.correlation, sum.token += p.token;
+        sum.transformer += p.transformer, sum.head += p.head;
+      }
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    const double per_frame = seconds[seconds.size() / 2] / (frames - 1);
+    const double n = static_cast<double>(runs) * (frames - 1);
+    std::printf("%7d %9.2f %9.1f | %8.1f %8.1f %8.1f %8.1f %8.1f\n", points, 1.0 / per_frame, 1e3 * per_frame,
+                sum.encoder / n, sum.correlation / n, sum.token / n, sum.transformer / n, sum.head / n);
+  }
+  return 0;
+}
