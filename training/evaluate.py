@@ -33,12 +33,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def klt_track(seq, win=21, levels=3):
     """OpenCV pyramidal Lucas-Kanade, frame to frame from each query (query-first), on the same
-    256x256 frames the network sees. A track whose status drops is lost: invisible thereafter."""
+    frames the network sees (256x256 unless --size). A track whose status drops is lost: invisible thereafter."""
     import cv2
     video = seq["video"].permute(0, 2, 3, 1).numpy()
     T = video.shape[0]
     W, H = seq["W"], seq["H"]
-    s = np.array([256.0 / W, 256.0 / H])
+    S = video.shape[2]
+    s = np.array([S / W, S / H])
     q = (seq["q"] + 0.5) * s - 0.5
     tq = seq["tq"]
     N = len(tq)
@@ -61,20 +62,20 @@ def klt_track(seq, win=21, levels=3):
         start = tq == t
         pos[start] = q[start]
         alive[start] = True
-        inside = (pos[:, 0] >= 0) & (pos[:, 0] <= 255) & (pos[:, 1] >= 0) & (pos[:, 1] <= 255)
+        inside = (pos[:, 0] >= 0) & (pos[:, 0] <= S - 1) & (pos[:, 1] >= 0) & (pos[:, 1] <= S - 1)
         xy[:, t] = pos
         vis[:, t] = alive & inside
         prev = g
     return (xy + 0.5) / s - 0.5, vis
 
 
-def load_set(name, data, device):
+def load_set(name, data, device, size=256, eval_root=None):
     if name == "gen":
         return evalsets.generated_sequences(synth.load_reserved_banks(data, device), evalsets.GEN_EVAL, device)
     if name == "val":
         return evalsets.generated_sequences(synth.load_train_banks(data, device, "val"), evalsets.VAL, device)
-    root = os.path.join(data, "eval", name)
-    return [evalsets.load_sequence(os.path.join(root, s)) for s in sorted(os.listdir(root))]
+    root = os.path.join(eval_root or os.path.join(data, "eval"), name)
+    return [evalsets.load_sequence(os.path.join(root, s), size=size) for s in sorted(os.listdir(root))]
 
 
 def main():
@@ -86,6 +87,8 @@ def main():
     ap.add_argument("--klt", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "eval.json"))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--size", type=int, default=256, help="model input size for badja/pairs (multiple of 32)")
+    ap.add_argument("--eval-root", default=None, help="full-resolution sets (e.g. ../shared/data/eval) for --size != 256")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -99,7 +102,7 @@ def main():
     results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, sets={})
     for name in args.sets.split(","):
         t0 = time.time()
-        seqs = load_set(name, args.data, dev)
+        seqs = load_set(name, args.data, dev, args.size, args.eval_root)
         per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True)
         entry = {"edgetap[vis]": evalsets.summarize(per_v), "edgetap[vis*conf]": evalsets.summarize(per_c),
                  "per_sequence[vis*conf]": [{k: v for k, v in m.items() if k != "pred"} for m in per_c],
@@ -113,7 +116,7 @@ def main():
                 m = evalsets.score_sequence(seq, xy, vis)
                 m["name"] = seq["name"]
                 per_k.append(m)
-            entry["klt(opencv-lk,256px)"] = evalsets.summarize(per_k)
+            entry[f"klt(opencv-lk,{seqs[0]['video'].shape[-1]}px)"] = evalsets.summarize(per_k)
         results["sets"][name] = entry
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:

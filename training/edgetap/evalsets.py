@@ -51,9 +51,10 @@ def load_sequence(seq_dir, size=256):
                 gt_vis=vis, tq=tq, q=q, mask_area=gt.get("mask_area"))
 
 
-def run_tracker(model, seq, device, size=256):
+def run_tracker(model, seq, device, size=None):
     """Streams the model over one sequence; returns predictions in ORIGINAL pixels and vis/conf."""
     W, H = seq["W"], seq["H"]
+    size = size or seq["video"].shape[-1]          # square model input: the stored frame size
     sx, sy = size / W, size / H
     q = seq["q"]
     pq = np.stack([(q[:, 0] + 0.5) * sx - 0.5, (q[:, 1] + 0.5) * sy - 0.5], -1)
