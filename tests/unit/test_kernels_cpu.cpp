@@ -116,3 +116,12 @@ TEST(CpuKernels, LayerNormAndGelu) {
   EXPECT_NEAR(g[1], 0.f, 1e-7);
   EXPECT_NEAR(g[2], 1.9544997f, 1e-6);
 }
+
+TEST(CpuKernels, GeluMatchesTheErfDefinitionEverywhere) {
+  for (float v = -12.f; v <= 12.f; v += 0.001f) {
+    float x = v;
+    k::gelu_inplace(&x, 1);
+    const double ref = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    ASSERT_NEAR(x, ref, 1e-6 + 1e-6 * std::abs(ref)) << "at " << v;
+  }
+}
