@@ -26,7 +26,7 @@ Scores a tracker on datasets with ground truth (TAP-Vid AJ, <delta_avg, OA at
 256x256; PCK@0.2 where gt.json has mask areas), or on clips without ground
 truth (forward-backward cycle error, jitter of static tracks). A DATASET_DIR is
 a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence.
-  --tracker NAME   tracker to score: klt (default)
+  --tracker NAME   tracker to score: klt (default) or edgetap (the network, bundled model)
   --mode MODE      first (default), strided or both; strided adds a pass backward in time
   --size WxH       frame size the tracker sees (default 256x256); "native" keeps each clip's
   --json FILE      write every score as JSON
@@ -167,7 +167,7 @@ int eval_command(int argc, char** argv) {
   if (const int status = parse(argc, argv, a, done); status != 0 || done) return status;
   eval::TrackerFactory make_tracker;
   try {
-    make_tracker = eval::tracker_factory(a.eval.tracker);
+    make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "edgetap eval: %s\n", e.what());
     return 2;

@@ -1,20 +1,30 @@
 #include "edgetap/eval/tracker_registry.hpp"
 
+#include <memory>
 #include <stdexcept>
 
-#include "edgetap/pipeline/klt_tracker.hpp"
+#include "edgetap/pipeline/tracker_factory.hpp"
 
 namespace edgetap::eval {
 
-std::vector<std::string> tracker_names() { return {"klt"}; }
-
-TrackerFactory tracker_factory(const std::string& name) {
-  if (name == "klt") {
-    return [] { return std::make_unique<pipeline::KltTracker>(config::KltSettings{}); };
+TrackerFactory tracker_factory(const std::string& name, FrameSize size) {
+  config::CameraConfig camera;
+  camera.name = "eval";
+  camera.tracker = name;
+  if (!size.native()) {
+    camera.model_width = size.width;
+    camera.model_height = size.height;
   }
-  std::string known;
-  for (const std::string& n : tracker_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown tracker '" + name + "' (known: " + known + ")");
+  // One cache for every tracker this factory makes: a model loads once per run.
+  auto models = std::make_shared<pipeline::ModelCache>();
+  std::string error;
+  if (!pipeline::make_tracker(camera, *models, error)) throw std::invalid_argument(error);
+  return [camera, models] {
+    std::string late_error;
+    auto tracker = pipeline::make_tracker(camera, *models, late_error);
+    if (!tracker) throw TrackerError(late_error);
+    return tracker;
+  };
 }
 
 }  // namespace edgetap::eval

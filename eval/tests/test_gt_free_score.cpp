@@ -43,7 +43,7 @@ std::vector<cv::Mat> panning_clip(int frames) {
 TEST(GtFreeScore, StillClipIsCycleConsistentAndStatic) {
   eval::GtFreeOptions options;
   options.grid = 8;
-  const auto r = eval::score_without_ground_truth("still", still_clip(10, 0), eval::tracker_factory("klt"), options);
+  const auto r = eval::score_without_ground_truth("still", still_clip(10, 0), eval::tracker_factory("klt", eval::FrameSize{}), options);
   EXPECT_EQ(r.seeded, 64);
   EXPECT_EQ(r.kept_forward, 64);
   EXPECT_EQ(r.kept_cycle, 64);
@@ -56,8 +56,8 @@ TEST(GtFreeScore, StillClipIsCycleConsistentAndStatic) {
 TEST(GtFreeScore, NoiseShowsUpAsJitter) {
   eval::GtFreeOptions options;
   options.grid = 8;
-  const auto clean = eval::score_without_ground_truth("clean", still_clip(10, 0), eval::tracker_factory("klt"), options);
-  const auto noisy = eval::score_without_ground_truth("noisy", still_clip(10, 8), eval::tracker_factory("klt"), options);
+  const auto clean = eval::score_without_ground_truth("clean", still_clip(10, 0), eval::tracker_factory("klt", eval::FrameSize{}), options);
+  const auto noisy = eval::score_without_ground_truth("noisy", still_clip(10, 8), eval::tracker_factory("klt", eval::FrameSize{}), options);
   ASSERT_GT(noisy.static_tracks, 0);
   EXPECT_GT(noisy.jitter_rms_px, clean.jitter_rms_px + 0.01);
 }
@@ -65,7 +65,7 @@ TEST(GtFreeScore, NoiseShowsUpAsJitter) {
 TEST(GtFreeScore, MovingClipHasNoStaticTracks) {
   eval::GtFreeOptions options;
   options.grid = 8;
-  const auto r = eval::score_without_ground_truth("pan", panning_clip(12), eval::tracker_factory("klt"), options);
+  const auto r = eval::score_without_ground_truth("pan", panning_clip(12), eval::tracker_factory("klt", eval::FrameSize{}), options);
   EXPECT_GT(r.kept_forward, 0);
   EXPECT_EQ(r.static_tracks, 0);
   EXPECT_TRUE(std::isnan(r.jitter_rms_px));

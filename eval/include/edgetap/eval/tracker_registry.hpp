@@ -1,17 +1,19 @@
-// The trackers `edgetap eval` can run, by name.
+// The trackers `edgetap eval` can run, by name: whatever the daemon's tracker
+// factory (pipeline/tracker_factory.hpp) makes from a camera configuration,
+// with that configuration's defaults ("klt"; "edgetap" with the bundled model).
 #pragma once
 
 #include <string>
-#include <vector>
 
+#include "edgetap/eval/frame_source.hpp"
 #include "edgetap/eval/tracker_runner.hpp"
 
 namespace edgetap::eval {
 
-std::vector<std::string> tracker_names();
-
-// A factory for the named tracker with its default settings; throws
-// std::invalid_argument naming the known trackers when `name` is not one.
-TrackerFactory tracker_factory(const std::string& name);
+// A factory for the named tracker, fed frames of `size` (the camera's model
+// size; native sizes keep the configuration's default). Makes one tracker up
+// front, so an unknown name or a bad model file is reported here: throws
+// std::invalid_argument with the factory's message.
+TrackerFactory tracker_factory(const std::string& name, FrameSize size);
 
 }  // namespace edgetap::eval
