@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Debian package edgetap_<version>_<arch>.deb into build/deb/.
+# Builds the Debian packages edgetap_<version>_<arch>.deb and
+# edgetap-data_<version>_all.deb into build/deb/.
 #
 #   packaging/build-deb.sh          package the working tree
 #   packaging/build-deb.sh --head   package the last commit (plus the working
@@ -75,5 +76,8 @@ find "$out/src" -maxdepth 1 -type f \( -name '*.deb' -o -name '*.ddeb' -o -name 
   -exec mv -t "$out" {} +
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 deb=$out/edgetap_${changelog_version}_${arch}.deb
-[ -f "$deb" ] || { echo "build-deb: expected ${deb#"$root"/} was not produced" >&2; exit 1; }
-echo "build-deb: ${deb#"$root"/} (log: ${out#"$root"/}/build.log)"
+data_deb=$out/edgetap-data_${changelog_version}_all.deb
+for d in "$deb" "$data_deb"; do
+  [ -f "$d" ] || { echo "build-deb: expected ${d#"$root"/} was not produced" >&2; exit 1; }
+done
+echo "build-deb: ${deb#"$root"/} ${data_deb#"$root"/} (log: ${out#"$root"/}/build.log)"
