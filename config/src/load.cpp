@@ -19,8 +19,8 @@ namespace {
 
 using detail::YamlReader;
 
-const std::vector<std::string> kSettingKeys = {"model_size", "tracker", "queries", "klt", "edgetap",
-                                               "budget_ms",  "capture", "publish"};
+const std::vector<std::string> kSettingKeys = {"model_size", "tracker", "queries", "klt",     "edgetap",
+                                               "budget_ms",  "ladder",  "governor", "capture", "publish"};
 
 void read_points(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<ExplicitPoint>& out) {
   if (!list.IsSequence()) {
@@ -58,6 +58,42 @@ void read_queries(YamlReader& r, const YAML::Node& node, const std::string& path
   }
   if (const YAML::Node points = node["points"]) read_points(r, points, YamlReader::join(path, "points"), q.points);
   r.read_bool(node, path, "reseed", q.reseed);
+}
+
+void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<Rung>& out) {
+  if (!list.IsSequence() || list.size() == 0) {
+    r.problem(list, path, "expected a non-empty list of rungs {tracker, precision, size, iters, max_points, stride}");
+    return;
+  }
+  std::vector<Rung> ladder;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (!r.expect_map(item, at, {"tracker", "precision", "size", "iters", "max_points", "stride"})) continue;
+    Rung rung;
+    int tracker = 0, precision = 0;
+    r.read_choice(item, at, "tracker", {"edgetap", "klt"}, tracker);
+    r.read_choice(item, at, "precision", {"fp32", "fp16"}, precision);
+    rung.tracker = tracker == 1 ? "klt" : "edgetap";
+    rung.precision = precision == 1 ? "fp16" : "fp32";
+    r.read_int_pair(item, at, "size", 32, 2048, rung.width, rung.height);
+    r.read_int(item, at, "iters", 1, 16, rung.iters);
+    r.read_int(item, at, "max_points", 1, 16384, rung.max_points);
+    r.read_int(item, at, "stride", 1, 30, rung.stride);
+    if (rung.tracker == "klt" && i + 1 != list.size()) r.problem(item, at, "a klt rung can only be the last rung");
+    ladder.push_back(rung);
+  }
+  out = std::move(ladder);  // lists replace
+}
+
+void read_governor(YamlReader& r, const YAML::Node& node, const std::string& path, GovernorSettings& g) {
+  if (!r.expect_map(node, path, {"percentile", "window", "down_after", "up_after", "headroom", "min_dwell_s"})) return;
+  r.read_int(node, path, "percentile", 50, 100, g.percentile);
+  r.read_int(node, path, "window", 5, 1000, g.window);
+  r.read_int(node, path, "down_after", 1, 1000, g.down_after);
+  r.read_int(node, path, "up_after", 1, 10000, g.up_after);
+  r.read_double(node, path, "headroom", 0.01, 0.99, g.headroom);
+  r.read_double(node, path, "min_dwell_s", 0.0, 3600.0, g.min_dwell_s);
 }
 
 void read_klt(YamlReader& r, const YAML::Node& node, const std::string& path, KltSettings& k) {
@@ -104,6 +140,8 @@ void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& pa
   if (const YAML::Node q = node["queries"]) read_queries(r, q, YamlReader::join(path, "queries"), cam.queries);
   if (const YAML::Node k = node["klt"]) read_klt(r, k, YamlReader::join(path, "klt"), cam.klt);
   r.read_double(node, path, "budget_ms", 1.0, 60000.0, cam.budget_ms);
+  if (const YAML::Node l = node["ladder"]) read_ladder(r, l, YamlReader::join(path, "ladder"), cam.ladder);
+  if (const YAML::Node g = node["governor"]) read_governor(r, g, YamlReader::join(path, "governor"), cam.governor);
   if (const YAML::Node c = node["capture"]) read_capture(r, c, YamlReader::join(path, "capture"), cam.capture);
   if (const YAML::Node p = node["publish"]) {
     const std::string at = YamlReader::join(path, "publish");
@@ -144,6 +182,14 @@ void read_camera(YamlReader& r, const YAML::Node& node, const std::string& path,
   apply_settings(r, node, where, cam);
   if (!cam.edgetap.model.empty() && std::filesystem::path(cam.edgetap.model).is_relative()) {
     cam.edgetap.model = (std::filesystem::path(base_dir) / cam.edgetap.model).lexically_normal().string();
+  }
+  for (std::size_t i = 0; i < cam.ladder.size(); ++i) {
+    const Rung& rung = cam.ladder[i];
+    if (rung.width > cam.model_width || rung.height > cam.model_height) {
+      r.problem(node, YamlReader::join(where, "ladder[" + std::to_string(i) + "].size"),
+                "a rung's size must not exceed model_size " + std::to_string(cam.model_width) + "x" +
+                    std::to_string(cam.model_height) + " (frames are captured at model_size)");
+    }
   }
   if (cam.queries.policy == QueryPolicy::points && cam.queries.points.empty()) {
     r.problem(node, YamlReader::join(where, "queries.points"), "policy 'points' needs at least one point");

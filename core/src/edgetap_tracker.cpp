@@ -5,8 +5,8 @@
 
 namespace edgetap::engine {
 
-EdgeTapTracker::EdgeTapTracker(std::shared_ptr<const Network> network, float visible_threshold)
-    : network_(std::move(network)), session_(*network_), visible_threshold_(visible_threshold) {}
+EdgeTapTracker::EdgeTapTracker(std::shared_ptr<const Network> network, float visible_threshold, int iters)
+    : network_(std::move(network)), session_(*network_, iters), visible_threshold_(visible_threshold) {}
 
 void EdgeTapTracker::add_queries(std::span<const Query> queries) {
   std::vector<std::string> replaced;

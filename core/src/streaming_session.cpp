@@ -38,8 +38,11 @@ Network load_network(const std::string& safetensors_path, const std::string& con
   return n;
 }
 
-StreamingSession::StreamingSession(const Network& network)
-    : net_(network), encoder_(network.config, network.weights), slot_frame_(network.config.window, -1) {}
+StreamingSession::StreamingSession(const Network& network, int iters)
+    : net_(network),
+      iters_(iters > 0 ? std::min(iters, network.config.iters) : network.config.iters),
+      encoder_(network.config, network.weights),
+      slot_frame_(network.config.window, -1) {}
 
 std::size_t StreamingSession::cache_offset(int iter, int block, int head) const {
   const ModelConfig& c = net_.config;
@@ -162,7 +165,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
   std::vector<float> scores(W + 1);
 
   auto clock = std::chrono::steady_clock::now();
-  for (int it = 0; it < c.iters; ++it) {
+  for (int it = 0; it < iters_; ++it) {
     // Local correlation at every level, then the correlation MLP.
     for (int i = 0; i < S; ++i) {
       const Track& tr = tracks_[static_cast<std::size_t>(ids[i])];

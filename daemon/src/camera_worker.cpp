@@ -32,7 +32,7 @@ std::int64_t now_unix_us() {
 }  // namespace
 
 CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink,
-                           pipeline::ModelCache& models, FrameObserver observer)
+                           pipeline::ModelCache& models, pipeline::ComputeGate& gate, FrameObserver observer)
     : camera_(camera),
       live_(camera.source.kind != config::SourceKind::file),
       log_(make_logger("camera/" + camera.name)),
@@ -40,11 +40,18 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
       observer_(std::move(observer)),
       queue_(static_cast<std::size_t>(camera.capture.queue), overflow_for(camera)),
       capture_(camera, queue_, log_),
+      gate_(gate),
       backoff_(std::chrono::milliseconds(camera.capture.retry_initial_ms),
                std::chrono::milliseconds(camera.capture.retry_max_ms), std::hash<std::string>{}(camera.name)) {
   stats_.name = camera.name;
-  if (auto tracker = pipeline::make_tracker(camera, models, tracker_error_)) {
-    session_ = std::make_unique<pipeline::TrackSession>(std::move(tracker), pipeline::QuerySeeder(camera.queries));
+  std::vector<std::string> skipped;
+  std::vector<config::Rung> rungs = pipeline::resolve_ladder(camera, skipped);
+  for (const std::string& rung : skipped) log_->warn("ladder rung {} left out", rung);
+  if (auto ladder = pipeline::LadderedTracker::make(camera, std::move(rungs),
+                                                    pipeline::rung_tracker_factory(camera, models), tracker_error_)) {
+    ladder_ = ladder.get();
+    governor_ = std::make_unique<pipeline::LatencyGovernor>(camera.governor, camera.budget_ms, ladder->rungs());
+    session_ = std::make_unique<pipeline::TrackSession>(std::move(ladder), pipeline::QuerySeeder(camera.queries));
   }
 }
 
@@ -77,6 +84,11 @@ void CameraWorker::track_loop() {
     run_control_tasks();
     std::optional<pipeline::Frame> frame = queue_.pop(std::chrono::milliseconds(100));
     if (frame) {
+      if (ladder_->stride() > 1 && frame->index % static_cast<std::uint64_t>(ladder_->stride()) != 0) {
+        std::lock_guard lock(stats_mutex_);
+        ++stats_.frames_strided;
+        continue;
+      }
       track_one(*frame, points);
       continue;
     }
@@ -124,9 +136,14 @@ void CameraWorker::supervise() {
 }
 
 void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoint>& points) {
-  const auto t0 = Clock::now();
-  const Status status = session_->process(frame, points);
-  const double tracker_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  Status status;
+  double tracker_ms = 0;
+  {
+    pipeline::ComputeGate::Turn turn(gate_);
+    const auto t0 = Clock::now();
+    status = session_->process(frame, points);
+    tracker_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  }
   if (!status) {
     log_->error("frame {} not tracked: {}", frame.index, status.message());
     return;
@@ -156,6 +173,7 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
   message.frame = &frame;
   message.tracker_ms = tracker_ms;
   message.queue_drops = queue_.drops();
+  message.rung = std::string(ladder_->name());
   message.points = &points;
   message.publish_unix_us = now_unix_us();
   message.latency_ms = static_cast<double>(now_ns() - frame.capture_steady_ns) / 1e6;
@@ -170,6 +188,23 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
   ++stats_.latency_buckets[static_cast<std::size_t>(bucket - kLatencyBucketsMs.begin())];
   stats_.tracks_lost += lost;
   stats_.points = points.size() - lost;
+  govern(message.latency_ms);
+}
+
+// Called with stats_mutex_ held, after a frame was published.
+void CameraWorker::govern(double latency_ms) {
+  const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  stats_.latency_percentile_ms = governor_->percentile_ms();
+  const auto change = governor_->observe(latency_ms, now_s);
+  if (!change) return;
+  const std::string from(ladder_->name());
+  std::string error;
+  if (!ladder_->switch_to(change->to, error)) {
+    log_->error("cannot move from rung {} to rung {}: {}", from, change->to, error);
+    return;
+  }
+  ++stats_.rung_changes;
+  log_->warn("rung {} -> {}: {}", from, ladder_->name(), change->reason);
 }
 
 void CameraWorker::run_control_tasks() {
@@ -263,6 +298,8 @@ CameraStats CameraWorker::stats() const {
     s.state = live_ && state != pipeline::CaptureState::running ? "reconnecting" : pipeline::to_string(state);
   }
   s.tracker_ms_sum = tracker_ms_sum_;
+  s.rung = std::string(ladder_->name());
+  s.rung_index = ladder_->rung();
   s.latency_ms_sum = latency_ms_sum_;
   if (s.frames_tracked > 0) {
     s.tracker_ms_mean = tracker_ms_sum_ / static_cast<double>(s.frames_tracked);

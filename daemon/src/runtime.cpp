@@ -41,7 +41,7 @@ Runtime::~Runtime() { stop(); }
 
 std::unique_ptr<CameraWorker> Runtime::make_worker(const config::CameraConfig& camera) {
   FrameObserver observer = observers_ ? observers_(camera) : FrameObserver{};
-  auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, std::move(observer));
+  auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, gate_, std::move(observer));
   worker->start();
   return worker;
 }

@@ -15,7 +15,9 @@ Status TrackSession::process(const Frame& frame, std::vector<TrackPoint>& out) n
     for (const TrackPoint& p : out) {
       if (!p.lost) live_.push_back(p);
     }
-    const std::vector<Query> seeds = seeder_.seed(frame.view(), frame.source_width, frame.source_height, live_);
+    std::vector<Query> seeds = seeder_.seed(frame.view(), frame.source_width, frame.source_height, live_);
+    const std::size_t room = tracker_->capacity() > live_.size() ? tracker_->capacity() - live_.size() : 0;
+    if (seeds.size() > room) seeds.resize(room);  // a rung's point cap
     tracker_->add_queries(seeds);
     for (const Query& q : seeds) out.push_back({q.id, q.x, q.y, true, 1.f, false});
     return Status::ok();

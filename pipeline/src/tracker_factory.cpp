@@ -51,7 +51,8 @@ std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelC
               " does not suit the edgetap network: both sides must be multiples of " + std::to_string(multiple);
       return nullptr;
     }
-    return std::make_unique<engine::EdgeTapTracker>(network, static_cast<float>(camera.edgetap.visible_threshold));
+    return std::make_unique<engine::EdgeTapTracker>(network, static_cast<float>(camera.edgetap.visible_threshold),
+                                                    camera.edgetap.iters);
   }
   error = "unknown tracker '" + camera.tracker + "'";
   return nullptr;

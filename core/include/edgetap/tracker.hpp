@@ -45,6 +45,8 @@ class Tracker {
   virtual std::size_t remove_queries(std::span<const std::string> ids) = 0;
   // Number of live tracks.
   virtual std::size_t size() const noexcept = 0;
+  // Most live tracks this tracker should be given (a rung's point cap).
+  virtual std::size_t capacity() const noexcept { return static_cast<std::size_t>(-1); }
 
   // Tracks every live query into `frame`. `out` receives one entry per live
   // track (lost ones once, with lost = true, after which they are forgotten).

@@ -52,7 +52,29 @@ struct EdgeTapSettings {             // key: edgetap (the network tracker)
   std::string model;                 // model: the .safetensors file ("" = the bundled model);
                                      //   its configuration is the .json of the same name
   double visible_threshold = 0.5;    // visible_threshold: visibility probability above which a point is visible
+  int iters = 0;                     // refinement iterations, 0 = the model's own (set by a ladder rung, not a key)
   bool operator==(const EdgeTapSettings&) const = default;
+};
+
+// One rung of the degradation ladder: a tracker setting cheaper than the one above it.
+struct Rung {                        // key: ladder[i]
+  std::string tracker = "edgetap";   // tracker: edgetap | klt (klt ends a ladder)
+  std::string precision = "fp32";    // precision: fp32 | fp16 (fp16 needs the CUDA backend; skipped without it)
+  int width = 0, height = 0;         // size: [width, height] (0 = the camera's model_size; at most model_size)
+  int iters = 0;                     // iters: refinement iterations (0 = the model's own)
+  int max_points = 0;                // max_points: cap on live tracks (0 = no cap)
+  int stride = 1;                    // stride: track every stride-th frame
+  bool operator==(const Rung&) const = default;
+};
+
+struct GovernorSettings {            // key: governor
+  int percentile = 90;               // percentile of capture -> publish latency compared with budget_ms [50, 100]
+  int window = 30;                   // window: frames the percentile is taken over [5, 1000]
+  int down_after = 10;               // down_after: frames over budget in a row before stepping down [1, 1000]
+  int up_after = 60;                 // up_after: frames with headroom in a row before stepping up [1, 10000]
+  double headroom = 0.6;             // headroom: percentile below headroom * budget counts as headroom (0, 1)
+  double min_dwell_s = 3;            // min_dwell_s: least time on a rung before the next change [0, 3600]
+  bool operator==(const GovernorSettings&) const = default;
 };
 
 enum class Pace { realtime, fast };
@@ -86,6 +108,8 @@ struct CameraConfig {
   KltSettings klt;
   EdgeTapSettings edgetap;
   double budget_ms = 100.0;     // budget_ms: capture -> publish latency budget
+  std::vector<Rung> ladder;     // ladder: rungs from best to cheapest (empty = the default for `tracker`)
+  GovernorSettings governor;
   CaptureSettings capture;
   PublishSettings publish;
   int line = 0;                 // where the camera is defined in the file (1-based)

@@ -16,7 +16,8 @@ namespace edgetap::engine {
 class EdgeTapTracker final : public Tracker {
  public:
   // `network` must outlive the tracker (several cameras may share one).
-  explicit EdgeTapTracker(std::shared_ptr<const Network> network, float visible_threshold = 0.5f);
+  // `iters` as StreamingSession's (0 = the model's own).
+  explicit EdgeTapTracker(std::shared_ptr<const Network> network, float visible_threshold = 0.5f, int iters = 0);
 
   std::string_view name() const noexcept override { return "edgetap"; }
   void add_queries(std::span<const Query> queries) override;

@@ -51,7 +51,9 @@ struct Point2 {
 
 class StreamingSession {
  public:
-  explicit StreamingSession(const Network& network);
+  // `iters`: refinement iterations per frame, 0 = the model's own (fewer is a
+  // cheaper rung of the degradation ladder; the iterations share weights).
+  explicit StreamingSession(const Network& network, int iters = 0);
 
   // Encodes `frame` and advances every track to it.
   Status push_frame(const ImageView& frame) noexcept;
@@ -85,6 +87,7 @@ class StreamingSession {
   std::size_t cache_offset(int iter, int block, int head) const;
 
   const Network& net_;
+  const int iters_;
   CpuEncoder encoder_;
   Pyramid pyramid_;
   std::int64_t t_ = -1;

@@ -20,6 +20,11 @@ struct CameraStats {
   std::uint64_t queue_drops = 0;
   std::uint64_t tracks_lost = 0;
   std::uint64_t reconnects = 0;   // pipeline restarts after an error, end or stall
+  std::string rung;               // the degradation rung in force
+  int rung_index = 0;             // 0 = the best rung
+  std::uint64_t rung_changes = 0;
+  std::uint64_t frames_strided = 0;  // captured frames a rung's stride left untracked
+  double latency_percentile_ms = 0;  // the governor's current percentile
   std::size_t points = 0;         // live tracks after the last frame
   double tracker_ms_mean = 0;
   double tracker_ms_sum = 0;

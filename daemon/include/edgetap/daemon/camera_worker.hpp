@@ -23,6 +23,9 @@
 #include "edgetap/pipeline/frame_queue.hpp"
 #include "edgetap/pipeline/message_sink.hpp"
 #include "edgetap/pipeline/track_session.hpp"
+#include "edgetap/pipeline/compute_gate.hpp"
+#include "edgetap/pipeline/laddered_tracker.hpp"
+#include "edgetap/pipeline/latency_governor.hpp"
 #include "edgetap/pipeline/tracker_factory.hpp"
 
 namespace edgetap::daemon {
@@ -41,8 +44,9 @@ class CameraWorker {
  public:
   // Makes the camera's tracker; when that fails (a bad model file, say) the
   // camera stays failed with the reason while the others run.
+  // Trackers of all cameras take turns at `gate` (the shared compute device).
   CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink, pipeline::ModelCache& models,
-               FrameObserver observer = {});
+               pipeline::ComputeGate& gate, FrameObserver observer = {});
   ~CameraWorker();
   CameraWorker(const CameraWorker&) = delete;
   CameraWorker& operator=(const CameraWorker&) = delete;
@@ -75,8 +79,13 @@ class CameraWorker {
   FrameObserver observer_;
   pipeline::FrameQueue queue_;
   pipeline::Capture capture_;
+  void govern(double latency_ms);
+
   std::string tracker_error_;
   std::unique_ptr<pipeline::TrackSession> session_;  // null when the tracker could not be made
+  pipeline::LadderedTracker* ladder_ = nullptr;       // the session's tracker
+  std::unique_ptr<pipeline::LatencyGovernor> governor_;
+  pipeline::ComputeGate& gate_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> finished_{false};

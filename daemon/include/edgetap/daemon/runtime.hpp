@@ -64,6 +64,7 @@ class Runtime {
   ObserverFactory observers_;
   OutputRouter router_;  // what every camera publishes to; outlives the outputs it routes to
   pipeline::ModelCache models_;  // networks shared by the cameras that use them
+  pipeline::ComputeGate gate_;   // the cameras' turns at the compute device
   std::unique_ptr<pipeline::Publisher> publisher_;
   std::unique_ptr<pipeline::MqttBridge> mqtt_;
   std::vector<std::unique_ptr<CameraWorker>> workers_;

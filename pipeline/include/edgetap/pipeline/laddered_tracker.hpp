@@ -1,0 +1,67 @@
+// A camera's tracker on its degradation ladder: the tracker of the rung in
+// force, frames resized to the rung's size, coordinates kept in the camera's
+// model-size pixels. Switching rungs keeps every track's id and position: the
+// new rung's tracker sees the last frame again and starts each live track
+// where it was. Tracks over a lower rung's point cap are reported lost (once),
+// never dropped silently.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgetap/config/config.hpp"
+#include "edgetap/pipeline/tracker_factory.hpp"
+#include "edgetap/tracker.hpp"
+
+namespace edgetap::pipeline {
+
+// The camera's ladder: its `ladder`, or the default for its `tracker`. Rungs
+// this build cannot run (fp16 without the CUDA backend) are left out and
+// listed in `skipped`.
+std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped);
+std::string rung_name(const config::Rung& rung, const config::CameraConfig& camera);
+
+// Makes the tracker of one rung (sizes resolved against the camera), or null with `error`.
+using RungTrackerFactory = std::function<std::unique_ptr<Tracker>(const config::Rung&, std::string& error)>;
+RungTrackerFactory rung_tracker_factory(const config::CameraConfig& camera, ModelCache& models);
+
+class LadderedTracker final : public Tracker {
+ public:
+  // Starts on rung 0; null with `error` when rung 0's tracker cannot be made.
+  static std::unique_ptr<LadderedTracker> make(const config::CameraConfig& camera, std::vector<config::Rung> rungs,
+                                               RungTrackerFactory factory, std::string& error);
+
+  std::string_view name() const noexcept override { return names_[static_cast<std::size_t>(current_)]; }
+  void add_queries(std::span<const Query> queries) override;
+  std::size_t remove_queries(std::span<const std::string> ids) override;
+  std::size_t size() const noexcept override { return tracker_->size(); }
+  std::size_t capacity() const noexcept override;
+  Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override;
+
+  int rungs() const noexcept { return static_cast<int>(rungs_.size()); }
+  int rung() const noexcept { return current_; }
+  int stride() const noexcept { return rungs_[static_cast<std::size_t>(current_)].stride; }
+  // Moves to `rung`, keeping ids and positions; false (staying put) with `error` on failure.
+  bool switch_to(int rung, std::string& error);
+
+ private:
+  LadderedTracker(const config::CameraConfig& camera, std::vector<config::Rung> rungs, RungTrackerFactory factory);
+  ImageView rung_view(const ImageView& frame);
+  float to_rung_x(float x) const;
+  float to_rung_y(float y) const;
+
+  const int model_width_, model_height_;
+  std::vector<config::Rung> rungs_;
+  std::vector<std::string> names_;
+  RungTrackerFactory factory_;
+  int current_ = 0;
+  std::unique_ptr<Tracker> tracker_;
+  std::vector<std::uint8_t> last_frame_;  // model size, for re-starting tracks on a switch
+  std::vector<std::uint8_t> resized_;
+  std::vector<TrackPoint> live_;          // model pixels, after the last frame
+  std::vector<TrackPoint> pending_lost_;  // over a new rung's cap: reported with the next frame
+};
+
+}  // namespace edgetap::pipeline

@@ -1,0 +1,182 @@
+#include "edgetap/pipeline/laddered_tracker.hpp"
+
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <exception>
+
+#include "edgetap/engine/edgetap_tracker.hpp"
+#include "edgetap/kernels/gpu_probe.hpp"
+#include "edgetap/pipeline/klt_tracker.hpp"
+
+namespace edgetap::pipeline {
+namespace {
+
+// A side scaled by `factor`, rounded down to a multiple of 32 (the network's need), at least 64.
+int scaled_side(int side, double factor) { return std::max(64, static_cast<int>(side * factor) / 32 * 32); }
+
+}  // namespace
+
+std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped) {
+  std::vector<config::Rung> ladder = camera.ladder;
+  if (ladder.empty()) {
+    if (camera.tracker == "klt") {
+      ladder.push_back({"klt", "fp32", 0, 0, 0, 0, 1});
+    } else {
+      // CPU default: full size, then smaller inputs and fewer iterations, then half the frames, then klt.
+      const int w = camera.model_width, h = camera.model_height;
+      ladder.push_back({"edgetap", "fp32", w, h, 0, 0, 1});
+      ladder.push_back({"edgetap", "fp32", scaled_side(w, 0.75), scaled_side(h, 0.75), 2, 0, 1});
+      ladder.push_back({"edgetap", "fp32", scaled_side(w, 0.5), scaled_side(h, 0.5), 1, 256, 2});
+      ladder.push_back({"klt", "fp32", 0, 0, 0, 0, 1});
+    }
+  }
+  const bool cuda = kernels::probe_gpus().cuda_compiled;
+  std::vector<config::Rung> usable;
+  for (config::Rung rung : ladder) {
+    if (rung.width == 0) rung.width = camera.model_width;
+    if (rung.height == 0) rung.height = camera.model_height;
+    if (rung.precision == "fp16" && !cuda) {
+      skipped.push_back(rung_name(rung, camera) + " (fp16 needs the CUDA backend)");
+      continue;
+    }
+    usable.push_back(rung);
+  }
+  return usable;
+}
+
+std::string rung_name(const config::Rung& rung, const config::CameraConfig& camera) {
+  if (rung.tracker == "klt") return rung.stride > 1 ? "klt-s" + std::to_string(rung.stride) : "klt";
+  std::string name = "edgetap-" + rung.precision + "-" + std::to_string(rung.width ? rung.width : camera.model_width) +
+                     "x" + std::to_string(rung.height ? rung.height : camera.model_height);
+  if (rung.iters > 0) name += "-i" + std::to_string(rung.iters);
+  if (rung.max_points > 0) name += "-p" + std::to_string(rung.max_points);
+  if (rung.stride > 1) name += "-s" + std::to_string(rung.stride);
+  return name;
+}
+
+RungTrackerFactory rung_tracker_factory(const config::CameraConfig& camera, ModelCache& models) {
+  return [camera, &models](const config::Rung& rung, std::string& error) -> std::unique_ptr<Tracker> {
+    config::CameraConfig at_rung = camera;
+    at_rung.tracker = rung.tracker;
+    at_rung.model_width = rung.width;
+    at_rung.model_height = rung.height;
+    at_rung.edgetap.iters = rung.iters;
+    return make_tracker(at_rung, models, error);
+  };
+}
+
+LadderedTracker::LadderedTracker(const config::CameraConfig& camera, std::vector<config::Rung> rungs,
+                                 RungTrackerFactory factory)
+    : model_width_(camera.model_width), model_height_(camera.model_height), rungs_(std::move(rungs)),
+      factory_(std::move(factory)) {
+  for (const config::Rung& rung : rungs_) names_.push_back(rung_name(rung, camera));
+}
+
+std::unique_ptr<LadderedTracker> LadderedTracker::make(const config::CameraConfig& camera,
+                                                       std::vector<config::Rung> rungs, RungTrackerFactory factory,
+                                                       std::string& error) {
+  if (rungs.empty()) {
+    error = "the ladder has no rung this build can run";
+    return nullptr;
+  }
+  std::unique_ptr<LadderedTracker> tracker(new LadderedTracker(camera, std::move(rungs), std::move(factory)));
+  tracker->tracker_ = tracker->factory_(tracker->rungs_[0], error);
+  if (!tracker->tracker_) return nullptr;
+  return tracker;
+}
+
+std::size_t LadderedTracker::capacity() const noexcept {
+  const int cap = rungs_[static_cast<std::size_t>(current_)].max_points;
+  return cap > 0 ? static_cast<std::size_t>(cap) : Tracker::capacity();
+}
+
+float LadderedTracker::to_rung_x(float x) const {
+  return (x + 0.5f) * static_cast<float>(rungs_[static_cast<std::size_t>(current_)].width) / static_cast<float>(model_width_) - 0.5f;
+}
+
+float LadderedTracker::to_rung_y(float y) const {
+  return (y + 0.5f) * static_cast<float>(rungs_[static_cast<std::size_t>(current_)].height) / static_cast<float>(model_height_) - 0.5f;
+}
+
+void LadderedTracker::add_queries(std::span<const Query> queries) {
+  std::vector<Query> scaled(queries.begin(), queries.end());
+  for (Query& q : scaled) {
+    q.x = to_rung_x(q.x);
+    q.y = to_rung_y(q.y);
+  }
+  tracker_->add_queries(scaled);
+}
+
+std::size_t LadderedTracker::remove_queries(std::span<const std::string> ids) { return tracker_->remove_queries(ids); }
+
+ImageView LadderedTracker::rung_view(const ImageView& frame) {
+  const config::Rung& rung = rungs_[static_cast<std::size_t>(current_)];
+  if (rung.width == frame.width && rung.height == frame.height) return frame;
+  const cv::Mat src(frame.height, frame.width, CV_8UC3, const_cast<std::uint8_t*>(frame.data), frame.stride);
+  resized_.resize(static_cast<std::size_t>(rung.width) * rung.height * 3);
+  cv::Mat dst(rung.height, rung.width, CV_8UC3, resized_.data());
+  cv::resize(src, dst, dst.size(), 0, 0, cv::INTER_AREA);
+  return {resized_.data(), rung.width, rung.height, static_cast<std::size_t>(rung.width) * 3};
+}
+
+Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept {
+  try {
+    last_frame_.resize(static_cast<std::size_t>(frame.width) * frame.height * 3);
+    for (int y = 0; y < frame.height; ++y) {
+      std::copy_n(frame.row(y), static_cast<std::size_t>(frame.width) * 3,
+                  last_frame_.data() + static_cast<std::size_t>(y) * frame.width * 3);
+    }
+    Status status = tracker_->push_frame(rung_view(frame), out);
+    if (!status) return status;
+    const config::Rung& rung = rungs_[static_cast<std::size_t>(current_)];
+    const float sx = static_cast<float>(model_width_) / static_cast<float>(rung.width);
+    const float sy = static_cast<float>(model_height_) / static_cast<float>(rung.height);
+    for (TrackPoint& p : out) {
+      p.x = (p.x + 0.5f) * sx - 0.5f;
+      p.y = (p.y + 0.5f) * sy - 0.5f;
+    }
+    out.insert(out.end(), pending_lost_.begin(), pending_lost_.end());
+    pending_lost_.clear();
+    live_.clear();
+    for (const TrackPoint& p : out) {
+      if (!p.lost) live_.push_back(p);
+    }
+    return Status::ok();
+  } catch (const std::exception& e) {
+    return Status::error(Status::Code::internal, std::string("ladder: ") + e.what());
+  }
+}
+
+bool LadderedTracker::switch_to(int rung, std::string& error) {
+  if (rung < 0 || rung >= rungs() || rung == current_) return rung == current_;
+  auto next = factory_(rungs_[static_cast<std::size_t>(rung)], error);
+  if (!next) return false;
+  const int previous = current_;
+  current_ = rung;
+  if (!last_frame_.empty()) {
+    // The new tracker sees the last frame and starts every live track where it was.
+    std::vector<TrackPoint> ignored;
+    const ImageView last{last_frame_.data(), model_width_, model_height_, static_cast<std::size_t>(model_width_) * 3};
+    const Status status = next->push_frame(rung_view(last), ignored);
+    if (!status) {
+      current_ = previous;
+      error = status.message();
+      return false;
+    }
+    const std::size_t cap = capacity();
+    std::vector<Query> queries;
+    for (const TrackPoint& p : live_) {
+      if (queries.size() >= cap) {
+        pending_lost_.push_back({p.id, p.x, p.y, false, 0.f, true});
+        continue;
+      }
+      queries.push_back({p.id, to_rung_x(p.x), to_rung_y(p.y)});
+    }
+    next->add_queries(queries);
+  }
+  tracker_ = std::move(next);
+  return true;
+}
+
+}  // namespace edgetap::pipeline
