@@ -96,3 +96,47 @@ TEST(EdgetapCamera, BadModelFilesFailOnlyTheirCamera) {
     runtime.stop();
   }
 }
+
+TEST(EdgetapCamera, OverBudgetCameraStepsDownTheLadderKeepingTrackIds) {
+  // A budget no tracker meets: the governor walks the ladder down to klt, and
+  // every track alive before a switch is alive after it, under the same id.
+  test::TempDir dir;
+  const auto files = test::write_random_network(dir.path().string(), 3);
+  const std::string yaml =
+      "publisher: {socket: '" + dir.file("t.sock") + "'}\n"
+      "cameras:\n"
+      "  - name: busy\n"
+      "    source: 'test:pinwheel?width=160&height=120&fps=30&speed=1'\n"
+      "    model_size: [96, 96]\n"
+      "    queries: {grid: [3, 3]}\n"
+      "    tracker: edgetap\n"
+      "    edgetap: {model: '" + files.weights_path + "'}\n"
+      "    budget_ms: 1\n"
+      "    ladder: [{tracker: edgetap, size: [96, 96]}, {tracker: edgetap, size: [64, 64], iters: 1}, {tracker: klt}]\n"
+      "    governor: {window: 5, down_after: 3, min_dwell_s: 0}\n";
+  daemon::Runtime runtime(config::load_string(yaml, "t.yaml", "/"));
+  std::string error;
+  ASSERT_TRUE(runtime.start(error)) << error;
+  pipeline::TrackClient client;
+  ASSERT_TRUE(client.connect(dir.file("t.sock"), error)) << error;
+  std::vector<std::string> rungs;
+  std::set<std::string> alive_before;
+  for (int i = 0; i < 300 && (rungs.empty() || rungs.back() != "klt"); ++i) {
+    const auto line = client.read_line(5000ms);
+    ASSERT_TRUE(line);
+    const auto m = nlohmann::json::parse(*line);
+    const std::string rung = m["rung"];
+    std::set<std::string> alive;
+    for (const auto& p : m["points"]) {
+      if (!p["lost"].get<bool>()) alive.insert(p["id"].get<std::string>());
+    }
+    if (!rungs.empty() && rung != rungs.back()) {
+      for (const std::string& id : alive_before) EXPECT_TRUE(alive.count(id)) << id << " lost on " << rungs.back() << " -> " << rung;
+    }
+    if (rungs.empty() || rung != rungs.back()) rungs.push_back(rung);
+    alive_before = alive;
+  }
+  EXPECT_EQ(rungs, (std::vector<std::string>{"edgetap-fp32-96x96", "edgetap-fp32-64x64-i1", "klt"}));
+  EXPECT_EQ(runtime.stats()[0].rung, "klt");
+  EXPECT_EQ(runtime.stats()[0].rung_changes, 2u);
+}

@@ -18,4 +18,19 @@ cv::Mat random_texture(int width, int height, std::uint64_t seed);
 // (+vx, +vy) per frame moves the content by (-vx, -vy).
 pipeline::Frame crop_frame(const cv::Mat& texture, int x0, int y0, int width, int height, std::uint64_t index);
 
+// A flat grey square frame, for trackers that do not look at pixels.
+struct NetworkLessFrame {
+  explicit NetworkLessFrame(int size) : frame(make(size)) {}
+  ImageView view() const { return frame.view(); }
+  pipeline::Frame frame;
+
+ private:
+  static pipeline::Frame make(int size) {
+    pipeline::Frame f;
+    f.width = f.height = f.source_width = f.source_height = size;
+    f.rgb.assign(static_cast<std::size_t>(size) * size * 3, 128);
+    return f;
+  }
+};
+
 }  // namespace edgetap::test

@@ -1,0 +1,220 @@
+// The degradation ladder under injected load: the governor on synthetic
+// latencies, rung switches keeping ids and positions, point caps, and two
+// cameras sharing the compute gate where only the overloaded one steps down.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "edgetap/pipeline/compute_gate.hpp"
+#include "edgetap/pipeline/klt_tracker.hpp"
+#include "edgetap/pipeline/laddered_tracker.hpp"
+#include "edgetap/pipeline/latency_governor.hpp"
+#include "support/textures.hpp"
+
+using namespace edgetap;
+using namespace std::chrono_literals;
+
+namespace {
+
+config::GovernorSettings quick_governor() {
+  config::GovernorSettings g;
+  g.window = 10;
+  g.down_after = 5;
+  g.up_after = 30;
+  g.min_dwell_s = 0;
+  return g;
+}
+
+// A tracker that costs a controlled time per frame and leaves points where they are.
+class SleepingTracker final : public Tracker {
+ public:
+  explicit SleepingTracker(std::chrono::milliseconds cost) : cost_(cost) {}
+  std::string_view name() const noexcept override { return "sleeping"; }
+  void add_queries(std::span<const Query> q) override { points_.insert(points_.end(), q.begin(), q.end()); }
+  std::size_t remove_queries(std::span<const std::string>) override { return 0; }
+  std::size_t size() const noexcept override { return points_.size(); }
+  Status push_frame(const ImageView&, std::vector<TrackPoint>& out) noexcept override {
+    std::this_thread::sleep_for(cost_);
+    out.clear();
+    for (const Query& q : points_) out.push_back({q.id, q.x, q.y, true, 1.f, false});
+    return Status::ok();
+  }
+
+ private:
+  std::chrono::milliseconds cost_;
+  std::vector<Query> points_;
+};
+
+config::CameraConfig camera_at(int size) {
+  config::CameraConfig c;
+  c.model_width = c.model_height = size;
+  return c;
+}
+
+config::Rung rung(int size, int max_points = 0) { return {"klt", "fp32", size, size, 0, max_points, 1}; }
+
+}  // namespace
+
+TEST(Governor, StepsDownAfterTheConfiguredFramesOverBudget) {
+  pipeline::LatencyGovernor g(quick_governor(), 50.0, 3);
+  double t = 0;
+  int frames = 0;
+  std::optional<pipeline::LatencyGovernor::Change> change;
+  while (!change && frames < 100) change = g.observe(80.0, t += 0.033), ++frames;
+  ASSERT_TRUE(change);
+  EXPECT_EQ(frames, 5);  // down_after
+  EXPECT_EQ(change->from, 0);
+  EXPECT_EQ(change->to, 1);
+  EXPECT_NE(change->reason.find("over the 50 ms budget"), std::string::npos) << change->reason;
+  // It never steps below the last rung.
+  for (int i = 0; i < 100; ++i) g.observe(500.0, t += 0.033);
+  EXPECT_EQ(g.rung(), 2);
+}
+
+TEST(Governor, StepsBackUpAfterSustainedHeadroom) {
+  pipeline::LatencyGovernor g(quick_governor(), 50.0, 3);
+  double t = 0;
+  for (int i = 0; i < 5; ++i) g.observe(80.0, t += 0.033);
+  ASSERT_EQ(g.rung(), 1);
+  int frames = 0;
+  while (g.rung() == 1 && frames < 1000) g.observe(10.0, t += 0.033), ++frames;
+  EXPECT_EQ(g.rung(), 0);
+  EXPECT_EQ(frames, 60) << "up_after 30, doubled once since rung 0 failed once";
+}
+
+TEST(Governor, RespectsTheMinimumDwellTime) {
+  auto settings = quick_governor();
+  settings.min_dwell_s = 2.0;
+  pipeline::LatencyGovernor g(settings, 50.0, 3);
+  double t = 0;
+  for (int i = 0; i < 5; ++i) g.observe(80.0, t += 0.033);  // first change: allowed at once
+  ASSERT_EQ(g.rung(), 1);
+  for (int i = 0; i < 30; ++i) g.observe(80.0, t += 0.033);  // ~1 s: too soon for the next
+  EXPECT_EQ(g.rung(), 1);
+  for (int i = 0; i < 40; ++i) g.observe(80.0, t += 0.033);
+  EXPECT_EQ(g.rung(), 2);
+}
+
+TEST(Governor, DoesNotOscillateUnderALoadRightAtTheBudget) {
+  // Rung 0 costs just over the budget, rung 1 well under: a naive governor flips forever.
+  pipeline::LatencyGovernor g(quick_governor(), 50.0, 2);
+  double t = 0;
+  int changes = 0, frames_on_rung0 = 0;
+  constexpr int kFrames = 4000;
+  for (int i = 0; i < kFrames; ++i) {
+    const double latency = g.rung() == 0 ? 52.0 : 20.0;
+    frames_on_rung0 += g.rung() == 0;
+    changes += g.observe(latency, t += 0.033).has_value();
+  }
+  EXPECT_LE(changes, 14) << "changes in " << kFrames << " frames";
+  EXPECT_LT(frames_on_rung0, kFrames / 20);
+}
+
+TEST(Ladder, SwitchingRungsKeepsIdsAndPositions) {
+  // Content moves (-2, -1) px per frame at 256; rung 1 tracks at 128.
+  const cv::Mat texture = test::random_texture(600, 600, 5);
+  auto ladder = pipeline::LadderedTracker::make(
+      camera_at(256), {rung(256), rung(128)},
+      [](const config::Rung&, std::string&) { return std::make_unique<pipeline::KltTracker>(config::KltSettings{}); },
+      *std::make_unique<std::string>());
+  ASSERT_TRUE(ladder);
+  std::vector<Query> queries;
+  for (int i = 0; i < 16; ++i) queries.push_back({"q" + std::to_string(i), 60.f + 40.f * (i % 4), 60.f + 40.f * (i / 4)});
+  ladder->add_queries(queries);
+  std::vector<TrackPoint> out;
+  for (int t = 0; t < 12; ++t) {
+    if (t == 6) {
+      std::string error;
+      ASSERT_TRUE(ladder->switch_to(1, error)) << error;
+      EXPECT_EQ(ladder->name(), "klt");
+      EXPECT_EQ(ladder->rung(), 1);
+    }
+    const auto frame = test::crop_frame(texture, 100 + 2 * t, 100 + t, 256, 256, t);
+    ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+    ASSERT_EQ(out.size(), 16u) << "frame " << t;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      EXPECT_EQ(out[i].id, queries[i].id);
+      EXPECT_FALSE(out[i].lost);
+      // Half resolution after the switch: a looser tolerance.
+      const float tolerance = t < 6 ? 0.3f : 1.0f;
+      EXPECT_NEAR(out[i].x, queries[i].x - 2.f * t, tolerance) << out[i].id << " frame " << t;
+      EXPECT_NEAR(out[i].y, queries[i].y - 1.f * t, tolerance) << out[i].id << " frame " << t;
+    }
+  }
+}
+
+TEST(Ladder, ALowerPointCapReportsTheExcessLostOnce) {
+  std::string error;
+  auto ladder = pipeline::LadderedTracker::make(
+      camera_at(64), {rung(64), rung(64, 10)},
+      [](const config::Rung&, std::string&) { return std::make_unique<SleepingTracker>(0ms); }, error);
+  ASSERT_TRUE(ladder);
+  std::vector<Query> queries;
+  for (int i = 0; i < 25; ++i) queries.push_back({"p" + std::to_string(i), 1.f * i, 2.f});
+  ladder->add_queries(queries);
+  const test::NetworkLessFrame frame(64);
+  std::vector<TrackPoint> out;
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  ASSERT_TRUE(ladder->switch_to(1, error)) << error;
+  EXPECT_EQ(ladder->capacity(), 10u);
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  const auto lost = std::count_if(out.begin(), out.end(), [](const TrackPoint& p) { return p.lost; });
+  EXPECT_EQ(lost, 15);
+  EXPECT_EQ(out.size(), 25u);
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  EXPECT_EQ(out.size(), 10u);  // reported once, then gone
+}
+
+TEST(Ladder, TwoCamerasShareTheGateAndOnlyTheOverloadedOneStepsDown) {
+  pipeline::ComputeGate gate;
+  auto settings = quick_governor();
+  struct Camera {
+    std::vector<std::chrono::milliseconds> cost;  // per rung
+    double budget_ms;
+    int final_rung = -1;
+    int changes = 0;
+  };
+  // With fair turns the light camera waits at most one heavy frame (60 ms) behind a
+  // frame up to one period old (33 ms): it meets a 150 ms budget however busy the other is.
+  Camera heavy{{60ms, 4ms}, 40.0}, light{{4ms, 1ms}, 150.0};
+  auto run = [&](Camera& cam) {
+    std::string error;
+    auto ladder = pipeline::LadderedTracker::make(
+        camera_at(64), {rung(64), rung(64)},
+        [&, index = 0](const config::Rung&, std::string&) mutable {
+          return std::make_unique<SleepingTracker>(cam.cost[static_cast<std::size_t>(index++)]);
+        },
+        error);
+    pipeline::LatencyGovernor governor(settings, cam.budget_ms, ladder->rungs());
+    const test::NetworkLessFrame frame(64);
+    std::vector<TrackPoint> out;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 60;) {  // 30 frames/s for 2 s
+      // Like the daemon's frame queue: a camera that fell behind takes the newest frame.
+      const auto now_frame = static_cast<int>((std::chrono::steady_clock::now() - start) / 33ms);
+      i = std::max(i, now_frame);
+      const auto captured = start + i * 33ms;
+      std::this_thread::sleep_until(captured);
+      ++i;
+      {
+        pipeline::ComputeGate::Turn turn(gate);
+        ladder->push_frame(frame.view(), out);
+      }
+      const double latency = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - captured).count();
+      const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (auto change = governor.observe(latency, now)) {
+        ladder->switch_to(change->to, error);
+        ++cam.changes;
+      }
+    }
+    cam.final_rung = ladder->rung();
+  };
+  std::thread a([&] { run(heavy); }), b([&] { run(light); });
+  a.join();
+  b.join();
+  EXPECT_EQ(heavy.final_rung, 1) << "the overloaded camera did not step down";
+  EXPECT_EQ(light.final_rung, 0) << "the light camera lost its rung to the heavy one";
+  EXPECT_EQ(light.changes, 0);
+}
