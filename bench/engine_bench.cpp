@@ -3,7 +3,7 @@
 // kernels (builds on a bare host). Frames are a procedural texture drifting a
 // few pixels per frame; tracks start on a grid at the first frame.
 //
-// usage: edgetap-engine-bench [--model FILE.safetensors] [--size N] [--points P]... [--frames F] [--runs R]
+// usage: edgetap-engine-bench [--model FILE.safetensors] [--size N] [--points P]... [--iters K] [--frames F] [--runs R]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -38,7 +38,7 @@ std::vector<std::uint8_t> texture_frame(int size, int t) {
 
 int main(int argc, char** argv) {
   std::string model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-small.safetensors";
-  int size = 256, frames = 30, runs = 3;
+  int size = 256, frames = 30, runs = 3, iters = 0;
   std::vector<int> point_counts;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
@@ -47,14 +47,15 @@ int main(int argc, char** argv) {
     else if (arg == "--points") point_counts.push_back(std::atoi(argv[i + 1]));
     else if (arg == "--frames") frames = std::atoi(argv[i + 1]);
     else if (arg == "--runs") runs = std::atoi(argv[i + 1]);
+    else if (arg == "--iters") iters = std::atoi(argv[i + 1]);
   }
   if (point_counts.empty()) point_counts = {256, 1024};
   const engine::Network network =
       engine::load_network(model, std::filesystem::path(model).replace_extension(".json").string());
   std::vector<std::vector<std::uint8_t>> clip;
   for (int t = 0; t < frames; ++t) clip.push_back(texture_frame(size, t));
-  std::printf("model %s (%zu parameters), %dx%d, %d frames streamed, median of %d runs\n", model.c_str(),
-              network.weights.parameter_count(), size, size, frames, runs);
+  std::printf("model %s (%zu parameters), %dx%d, %d iterations, %d frames streamed, median of %d runs\n", model.c_str(),
+              network.weights.parameter_count(), size, size, iters > 0 ? iters : network.config.iters, frames, runs);
   std::printf("%7s %9s %9s | %8s %8s %8s %8s %8s  (ms/frame)\n", "points", "frames/s", "ms/frame", "encoder", "corr",
               "token", "blocks", "head");
   for (int points : point_counts) {
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
     std::vector<double> seconds;
     engine::StepProfile sum;
     for (int r = 0; r < runs; ++r) {
-      engine::StreamingSession session(network);
+      engine::StreamingSession session(network, iters);
       const ImageView first{clip[0].data(), size, size, static_cast<std::size_t>(size) * 3};
       session.push_frame(first);
       std::vector<engine::Point2> grid;

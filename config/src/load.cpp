@@ -61,8 +61,8 @@ void read_queries(YamlReader& r, const YAML::Node& node, const std::string& path
 }
 
 void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<Rung>& out) {
-  if (!list.IsSequence() || list.size() == 0) {
-    r.problem(list, path, "expected a non-empty list of rungs {tracker, precision, size, iters, max_points, stride}");
+  if (!list.IsSequence()) {
+    r.problem(list, path, "expected a list of rungs {tracker, precision, size, iters, max_points, stride} ([] = the default ladder)");
     return;
   }
   std::vector<Rung> ladder;

@@ -28,6 +28,7 @@ truth (forward-backward cycle error, jitter of static tracks). A DATASET_DIR is
 a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence.
   --tracker NAME   tracker to score: klt (default) or edgetap (the network, bundled model)
   --mode MODE      first (default), strided or both; strided adds a pass backward in time
+  --iters N        edgetap: refinement iterations per frame (default: the model's own)
   --size WxH       frame size the tracker sees (default 256x256); "native" keeps each clip's
   --json FILE      write every score as JSON
   --overlay DIR    write a strip per sequence: predictions against ground truth
@@ -42,6 +43,7 @@ struct Arguments {
   eval::EvalOptions eval;
   eval::GtFreeOptions gt_free;
   bool score_clips = false;
+  int iters = 0;  // edgetap refinement iterations (0 = the model's own)
   bool quiet = false;
   std::string json_file;
   std::vector<std::string> inputs;
@@ -70,6 +72,8 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
         std::fprintf(stderr, "edgetap eval: --mode must be first, strided or both, not '%s'\n", mode.c_str());
         return 2;
       }
+    } else if (arg == "--iters" && has_value) {
+      a.iters = std::atoi(argv[++i]);
     } else if (arg == "--size" && has_value) {
       if (!eval::parse_frame_size(argv[++i], a.eval.size)) {
         std::fprintf(stderr, "edgetap eval: --size must be WxH (16..8192) or native, not '%s'\n", argv[i]);
@@ -167,7 +171,7 @@ int eval_command(int argc, char** argv) {
   if (const int status = parse(argc, argv, a, done); status != 0 || done) return status;
   eval::TrackerFactory make_tracker;
   try {
-    make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size);
+    make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size, a.iters);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "edgetap eval: %s\n", e.what());
     return 2;

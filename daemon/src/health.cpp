@@ -36,6 +36,10 @@ std::string format_prometheus(const Snapshot& s) {
          [](const CameraStats& x) { return x.points; });
   family(out, "edgetap_camera_up", "gauge", "1 while the camera's pipeline runs.", c,
          [](const CameraStats& x) { return x.state == "running" ? 1 : 0; });
+  family(out, "edgetap_rung", "gauge", "Degradation rung in force (0 = the best).", c,
+         [](const CameraStats& x) { return x.rung_index; });
+  family(out, "edgetap_rung_changes_total", "counter", "Rung changes made by the latency governor.", c,
+         [](const CameraStats& x) { return x.rung_changes; });
   family(out, "edgetap_tracker_seconds_total", "counter", "Time spent in the tracker.", c,
          [](const CameraStats& x) { return x.tracker_ms_sum / 1e3; });
   out += "# HELP edgetap_latency_seconds Capture to publish latency.\n# TYPE edgetap_latency_seconds histogram\n";
@@ -74,6 +78,10 @@ nlohmann::json camera_json(const CameraStats& x) {
           {"frames_tracked", x.frames_tracked},
           {"queue_drops", x.queue_drops},
           {"restarts", x.reconnects},
+          {"rung", x.rung},
+          {"rung_changes", x.rung_changes},
+          {"latency_percentile_ms", x.latency_percentile_ms},
+          {"frames_strided", x.frames_strided},
           {"points", x.points},
           {"tracks_lost", x.tracks_lost},
           {"tracker_ms_mean", x.tracker_ms_mean},

@@ -7,10 +7,11 @@
 
 namespace edgetap::eval {
 
-TrackerFactory tracker_factory(const std::string& name, FrameSize size) {
+TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters) {
   config::CameraConfig camera;
   camera.name = "eval";
   camera.tracker = name;
+  camera.edgetap.iters = iters;
   if (!size.native()) {
     camera.model_width = size.width;
     camera.model_height = size.height;

@@ -14,6 +14,7 @@ namespace edgetap::eval {
 // size; native sizes keep the configuration's default). Makes one tracker up
 // front, so an unknown name or a bad model file is reported here: throws
 // std::invalid_argument with the factory's message.
-TrackerFactory tracker_factory(const std::string& name, FrameSize size);
+// `iters` > 0 sets the edgetap network's refinement iterations (a ladder rung's setting).
+TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters = 0);
 
 }  // namespace edgetap::eval
