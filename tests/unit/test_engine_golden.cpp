@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "edgetap/engine/clip_tracking.hpp"
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/engine/streaming_session.hpp"
 
@@ -93,4 +94,32 @@ TEST_F(Golden, StreamingMatchesThePyTorchReference) {
     }
   }
   std::printf("largest position difference over the clip: %.5f px\n", worst_position);
+}
+
+TEST_F(Golden, OfflineClipApiGivesTheReferenceOutputs) {
+  const engine::Tensor& frames = g("frames");
+  const int T = static_cast<int>(frames.shape[0]), H = static_cast<int>(frames.shape[1]),
+            W = static_cast<int>(frames.shape[2]);
+  const int N = static_cast<int>(g("query_t").shape[0]);
+  std::vector<std::vector<std::uint8_t>> rgb(static_cast<std::size_t>(T));
+  std::vector<ImageView> views;
+  for (int t = 0; t < T; ++t) {
+    const std::size_t n = static_cast<std::size_t>(H) * W * 3;
+    rgb[t].resize(n);
+    for (std::size_t i = 0; i < n; ++i) rgb[t][i] = static_cast<std::uint8_t>(frames.data[t * n + i]);
+    views.push_back({rgb[t].data(), W, H, static_cast<std::size_t>(W) * 3});
+  }
+  std::vector<engine::ClipQuery> queries;
+  for (int n = 0; n < N; ++n) {
+    queries.push_back({static_cast<int>(g("query_t").data[n]), g("query_xy").data[2 * n], g("query_xy").data[2 * n + 1]});
+  }
+  const engine::ClipResult result = engine::track_clip(network, views, queries);
+  for (int n = 0; n < N; ++n) {
+    for (int t = queries[n].frame; t < T; ++t) {
+      const float* xy = g("out_xy").data.data() + (static_cast<std::size_t>(t) * N + n) * 2;
+      EXPECT_NEAR(result.tracks[n][t].x, xy[0], kPositionTolerancePx) << "track " << n << " frame " << t;
+      EXPECT_NEAR(result.tracks[n][t].y, xy[1], kPositionTolerancePx) << "track " << n << " frame " << t;
+    }
+  }
+  EXPECT_THROW(engine::track_clip(network, views, {{T, 1.f, 1.f}}), std::invalid_argument);
 }
