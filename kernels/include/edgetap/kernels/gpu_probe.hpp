@@ -18,7 +18,7 @@ struct GpuInfo {
 
 struct GpuProbe {
   bool cuda_compiled = false;              // this build contains the CUDA backend
-  std::string compiled_architectures;      // e.g. "75-real;86-real;...": what the binary holds
+  std::string compiled_architectures;      // e.g. "75-real,86-real,...": what the binary holds
   std::vector<GpuInfo> devices;            // usable devices (empty when none)
   std::string reason;                      // why `devices` is empty, when it is
 };
