@@ -38,6 +38,7 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
       log_(make_logger("camera/" + camera.name)),
       sink_(sink),
       observer_(std::move(observer)),
+      queue_overflow_blocks_(overflow_for(camera) == pipeline::FrameQueue::Overflow::block),
       queue_(static_cast<std::size_t>(camera.capture.queue), overflow_for(camera)),
       capture_(camera, queue_, log_),
       gate_(gate),
@@ -191,8 +192,11 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
   govern(message.latency_ms);
 }
 
-// Called with stats_mutex_ held, after a frame was published.
+// Called with stats_mutex_ held, after a frame was published. A file read as
+// fast as possible has no latency to keep: its frames wait in the queue by
+// design, so it stays on its first rung.
 void CameraWorker::govern(double latency_ms) {
+  if (queue_overflow_blocks_) return;
   const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
   stats_.latency_percentile_ms = governor_->percentile_ms();
   const auto change = governor_->observe(latency_ms, now_s);
@@ -293,7 +297,7 @@ CameraStats CameraWorker::stats() const {
   }
   const pipeline::CaptureState state = capture_.state();
   if (stopping_) {
-    s.state = state == pipeline::CaptureState::failed ? "failed" : "stopped";
+    s.state = state == pipeline::CaptureState::running ? "stopped" : pipeline::to_string(state);
   } else if (s.state.empty() || state == pipeline::CaptureState::running) {
     s.state = live_ && state != pipeline::CaptureState::running ? "reconnecting" : pipeline::to_string(state);
   }

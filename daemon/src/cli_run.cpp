@@ -29,6 +29,7 @@ With neither --config nor --source it tracks the bundled demo clip.
   --config FILE       a configuration file (see config/edgetap.yaml)
   --source URI        one camera: file://PATH, rtsp://URL, v4l2:///dev/videoN, test:PATTERN
   --grid N            for --source: an N x N grid of query points (default 16)
+  --tracker NAME      for --source: klt (default) or edgetap (the network, bundled model)
   --pace MODE         for --source files: fast (default) or realtime
   --socket PATH       track socket (default: the file's, or $XDG_RUNTIME_DIR/edgetap-run.sock)
   --out DIR           where the annotated strips go (default ./out)
@@ -54,16 +55,17 @@ std::string yaml_quoted(const std::string& text) {
 }
 
 // A one-camera configuration, written as YAML so it is validated like any file.
-std::string quick_config(const std::string& source, int grid, const std::string& pace) {
+std::string quick_config(const std::string& source, int grid, const std::string& pace, const std::string& tracker) {
   return "cameras:\n  - name: " + std::string(source.rfind("test:", 0) == 0 ? "test" : "demo") +
-         "\n    source: " + yaml_quoted(source) + "\n    queries: {policy: grid, grid: [" + std::to_string(grid) +
+         "\n    source: " + yaml_quoted(source) + "\n    tracker: " + yaml_quoted(tracker) +
+         "\n    queries: {policy: grid, grid: [" + std::to_string(grid) +
          ", " + std::to_string(grid) + "]}\n    capture: {pace: " + pace + ", at_eof: stop, queue: 8}\n";
 }
 
 }  // namespace
 
 int run_command(int argc, char** argv) {
-  std::string config_path, source, socket_path, pace = "fast", out_dir = "out";
+  std::string config_path, source, socket_path, pace = "fast", out_dir = "out", tracker = "klt";
   int grid = 16;
   double duration = 0;
   for (int i = 1; i < argc; ++i) {
@@ -78,6 +80,8 @@ int run_command(int argc, char** argv) {
       source = argv[++i];
     } else if (arg == "--grid" && has_value) {
       grid = std::atoi(argv[++i]);
+    } else if (arg == "--tracker" && has_value) {
+      tracker = argv[++i];
     } else if (arg == "--pace" && has_value) {
       pace = argv[++i];
     } else if (arg == "--socket" && has_value) {
@@ -104,7 +108,7 @@ int run_command(int argc, char** argv) {
       config = config::load_file(config_path);
     } else {
       if (source.empty()) source = "file://" + data_dir() + "/demo/vtest-pedestrians.avi";
-      config = config::load_string(quick_config(source, grid, pace), "--source",
+      config = config::load_string(quick_config(source, grid, pace, tracker), "--source",
                                    std::filesystem::current_path().string());
     }
   } catch (const config::ConfigError& e) {

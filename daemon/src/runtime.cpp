@@ -57,8 +57,7 @@ bool Runtime::start(std::string& error) {
 
 void Runtime::stop() {
   std::lock_guard lock(mutex_);
-  for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) (*it)->stop();
-  workers_.clear();
+  for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) (*it)->stop();  // kept for their final stats
   router_.set_socket(nullptr);
   router_.set_mqtt(nullptr);
   if (mqtt_) mqtt_->stop();

@@ -77,6 +77,7 @@ class CameraWorker {
   std::shared_ptr<spdlog::logger> log_;
   pipeline::MessageSink* sink_;
   FrameObserver observer_;
+  const bool queue_overflow_blocks_;  // a file read as fast as possible: no latency budget to keep
   pipeline::FrameQueue queue_;
   pipeline::Capture capture_;
   void govern(double latency_ms);
