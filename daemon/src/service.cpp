@@ -13,11 +13,8 @@
 #include "edgetap/kernels/gpu_probe.hpp"
 
 namespace edgetap::daemon {
-namespace {
 
 using namespace std::chrono;
-
-}  // namespace
 
 Service::Service(std::string config_path, int stats_every_s, SignalWaiter& signals)
     : config_path_(std::move(config_path)),
