@@ -16,7 +16,7 @@ BUILD_PACKAGES=(
 RUNTIME_PACKAGES=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-rtsp
-  python3 mosquitto
+  python3 mosquitto openssl
 )
 
 missing=()

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -187,6 +188,46 @@ TEST(Mqtt, CredentialsFromAFile) {
   std::string error;
   ASSERT_TRUE(runtime.start(error)) << error;
   EXPECT_TRUE(sub.wait_for("edgetap/yard/tracks", "", 10s));
+}
+
+TEST(Mqtt, TlsWithTheBrokersCertificateAuthority) {
+  // A throwaway CA and a broker certificate for 127.0.0.1, made with openssl.
+  test::TempDir dir;
+  const std::string d = dir.path().string();
+  const std::string make_certs =
+      "cd '" + d + "' && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=edgetap-test-ca "
+      "-keyout ca.key -out ca.crt 2>/dev/null && openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 "
+      "-keyout server.key -out server.csr 2>/dev/null && printf 'subjectAltName=IP:127.0.0.1\n' > san.ext && "
+      "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -extfile san.ext "
+      "-out server.crt 2>/dev/null";
+  ASSERT_EQ(std::system(make_certs.c_str()), 0) << "openssl failed";
+  const int port = free_port();
+  auto broker = start_broker(dir, port,
+                             "allow_anonymous true\ncafile " + d + "/ca.crt\ncertfile " + d + "/server.crt\nkeyfile " +
+                                 d + "/server.key\n");
+  // A subscriber over TLS too: the broker only speaks TLS on this port.
+  mosquitto_lib_init();
+  mosquitto* sub = mosquitto_new(nullptr, true, nullptr);
+  ASSERT_EQ(mosquitto_tls_set(sub, (d + "/ca.crt").c_str(), nullptr, nullptr, nullptr, nullptr), MOSQ_ERR_SUCCESS);
+  std::atomic<int> messages{0};
+  mosquitto_user_data_set(sub, &messages);
+  mosquitto_message_callback_set(sub, [](mosquitto*, void* count, const mosquitto_message*) {
+    ++*static_cast<std::atomic<int>*>(count);
+  });
+  mosquitto_connect_callback_set(sub, [](mosquitto* c, void*, int) { mosquitto_subscribe(c, nullptr, "edgetap/yard/tracks", 0); });
+  ASSERT_EQ(mosquitto_connect(sub, "127.0.0.1", port, 30), MOSQ_ERR_SUCCESS);
+  mosquitto_loop_start(sub);
+
+  daemon::Runtime runtime(config::load_string(config_yaml(dir, port, ", tls: {ca_file: '" + d + "/ca.crt'}"), "t.yaml", "/"));
+  std::string error;
+  ASSERT_TRUE(runtime.start(error)) << error;
+  for (int i = 0; i < 200 && messages < 3; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_GE(messages.load(), 3) << "no tracks over TLS";
+  EXPECT_TRUE(runtime.snapshot().mqtt->connected);
+  runtime.stop();
+  mosquitto_disconnect(sub);
+  mosquitto_loop_stop(sub, true);
+  mosquitto_destroy(sub);
 }
 
 TEST(Mqtt, UnreadableCredentialsFileIsAClearStartError) {
