@@ -17,6 +17,7 @@
 #include "edgetap/daemon/runtime.hpp"
 #include "edgetap/daemon/signals.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
+#include "edgetap/pipeline/data_files.hpp"
 #include "edgetap/pipeline/track_strip.hpp"
 
 namespace edgetap::cli {
@@ -36,12 +37,6 @@ With neither --config nor --source it tracks the bundled demo clip.
   --duration SEC      stop after SEC seconds
   --log-level LEVEL   trace, debug, info (default), warn, error
 )";
-
-std::string data_dir() {
-  if (const char* env = std::getenv("EDGETAP_DATA_DIR")) return env;
-  if (std::filesystem::exists("/usr/share/edgetap/demo")) return "/usr/share/edgetap";
-  return EDGETAP_SOURCE_ASSETS_DIR;
-}
 
 std::string default_socket() {
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
@@ -107,7 +102,9 @@ int run_command(int argc, char** argv) {
     if (!config_path.empty()) {
       config = config::load_file(config_path);
     } else {
-      if (source.empty()) source = "file://" + data_dir() + "/demo/vtest-pedestrians.avi";
+      if (source.empty()) {
+        source = "file://" + pipeline::find_data_file("demo/vtest-pedestrians.avi", "assets/demo/vtest-pedestrians.avi");
+      }
       config = config::load_string(quick_config(source, grid, pace, tracker), "--source",
                                    std::filesystem::current_path().string());
     }

@@ -1,28 +1,16 @@
 #include "edgetap/pipeline/tracker_factory.hpp"
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/engine/safetensors.hpp"
+#include "edgetap/pipeline/data_files.hpp"
 #include "edgetap/pipeline/klt_tracker.hpp"
 
 namespace edgetap::pipeline {
-namespace {
-
-constexpr const char* kBundledModel = "models/edgetap-small.safetensors";
-
-}  // namespace
 
 std::string bundled_model_path() {
-  const std::string relative = kBundledModel;
-  for (const std::string& dir : {std::string(std::getenv("EDGETAP_DATA_DIR") ? std::getenv("EDGETAP_DATA_DIR") : ""),
-                                 std::string("/usr/share/edgetap"), std::string(EDGETAP_SOURCE_DIR)}) {
-    if (dir.empty()) continue;
-    const std::filesystem::path candidate = std::filesystem::path(dir) / relative;
-    if (std::filesystem::exists(candidate)) return candidate.string();
-  }
-  return (std::filesystem::path(EDGETAP_SOURCE_DIR) / relative).string();
+  return find_data_file("models/edgetap-small.safetensors", "models/edgetap-small.safetensors");
 }
 
 std::shared_ptr<const engine::Network> ModelCache::get(const std::string& weights_path, std::string& error) {
