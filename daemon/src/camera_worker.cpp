@@ -52,6 +52,7 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
                                                     pipeline::rung_tracker_factory(camera, models), tracker_error_)) {
     ladder_ = ladder.get();
     governor_ = std::make_unique<pipeline::LatencyGovernor>(camera.governor, camera.budget_ms, ladder->rungs());
+    stats_.rung = std::string(ladder->name());
     session_ = std::make_unique<pipeline::TrackSession>(std::move(ladder), pipeline::QuerySeeder(camera.queries));
   }
 }
@@ -181,25 +182,31 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
   if (sink_ != nullptr) sink_->publish(camera_.name, encode_ndjson(message));
   if (observer_) observer_(frame, points);
 
-  std::lock_guard lock(stats_mutex_);
-  tracker_ms_sum_ += tracker_ms;
-  latency_ms_sum_ += message.latency_ms;
-  stats_.latency_ms_max = std::max(stats_.latency_ms_max, message.latency_ms);
-  const auto bucket = std::lower_bound(kLatencyBucketsMs.begin(), kLatencyBucketsMs.end(), message.latency_ms);
-  ++stats_.latency_buckets[static_cast<std::size_t>(bucket - kLatencyBucketsMs.begin())];
-  stats_.tracks_lost += lost;
-  stats_.points = points.size() - lost;
+  {
+    std::lock_guard lock(stats_mutex_);
+    tracker_ms_sum_ += tracker_ms;
+    latency_ms_sum_ += message.latency_ms;
+    stats_.latency_ms_max = std::max(stats_.latency_ms_max, message.latency_ms);
+    const auto bucket = std::lower_bound(kLatencyBucketsMs.begin(), kLatencyBucketsMs.end(), message.latency_ms);
+    ++stats_.latency_buckets[static_cast<std::size_t>(bucket - kLatencyBucketsMs.begin())];
+    stats_.tracks_lost += lost;
+    stats_.points = points.size() - lost;
+  }
   govern(message.latency_ms);
 }
 
-// Called with stats_mutex_ held, after a frame was published. A file read as
-// fast as possible has no latency to keep: its frames wait in the queue by
+// On the tracking thread, after a frame was published; a rung switch (which
+// builds the new rung's tracker) happens outside the stats lock. A file read
+// as fast as possible has no latency to keep: its frames wait in the queue by
 // design, so it stays on its first rung.
 void CameraWorker::govern(double latency_ms) {
   if (queue_overflow_blocks_) return;
   const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-  stats_.latency_percentile_ms = governor_->percentile_ms();
   const auto change = governor_->observe(latency_ms, now_s);
+  {
+    std::lock_guard lock(stats_mutex_);
+    stats_.latency_percentile_ms = governor_->percentile_ms();
+  }
   if (!change) return;
   const std::string from(ladder_->name());
   std::string error;
@@ -207,7 +214,12 @@ void CameraWorker::govern(double latency_ms) {
     log_->error("cannot move from rung {} to rung {}: {}", from, change->to, error);
     return;
   }
-  ++stats_.rung_changes;
+  {
+    std::lock_guard lock(stats_mutex_);
+    ++stats_.rung_changes;
+    stats_.rung = std::string(ladder_->name());
+    stats_.rung_index = ladder_->rung();
+  }
   log_->warn("rung {} -> {}: {}", from, ladder_->name(), change->reason);
 }
 
@@ -302,8 +314,6 @@ CameraStats CameraWorker::stats() const {
     s.state = live_ && state != pipeline::CaptureState::running ? "reconnecting" : pipeline::to_string(state);
   }
   s.tracker_ms_sum = tracker_ms_sum_;
-  s.rung = std::string(ladder_->name());
-  s.rung_index = ladder_->rung();
   s.latency_ms_sum = latency_ms_sum_;
   if (s.frames_tracked > 0) {
     s.tracker_ms_mean = tracker_ms_sum_ / static_cast<double>(s.frames_tracked);
