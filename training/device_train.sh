@@ -2,7 +2,7 @@
 # Runs one training chunk on the GPU host (all its GPUs, data parallel), from the repo root:
 #   bash training/device_train.sh CHUNK_SECONDS [train.py flags...]
 # SMOKE=1 first runs a few tiny single-GPU steps and the CPU unit tests, and stops on failure.
-# Writes the checkpoint to training/checkpoints/edgetap-v1.pt and copies it, with the log, to $OUT.
+# Writes the checkpoint to training/checkpoints/edgetap-small.pt and copies it, with the log, to $OUT.
 set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-training/.out}

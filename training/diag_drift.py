@@ -1,7 +1,7 @@
 """Diagnostic: streaming vs. entering each frame at the true previous position, and the median
 error of visible points by track age, on the first validation clips (CPU, FP32).
 
-  cd training && python3 diag_drift.py [--clips 4] [--ckpt checkpoints/edgetap-v1.pt]
+  cd training && python3 diag_drift.py [--clips 4] [--ckpt checkpoints/edgetap-small.pt]
 """
 import argparse
 import sys
@@ -22,7 +22,7 @@ def delta_avg(p, tr, vis, after):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ckpt", default="checkpoints/edgetap-v1.pt")
+    ap.add_argument("--ckpt", default="checkpoints/edgetap-small.pt")
     ap.add_argument("--clips", type=int, default=4)
     args = ap.parse_args()
     torch.set_num_threads(2)

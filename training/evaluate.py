@@ -3,7 +3,7 @@
 
   python3 training/evaluate.py --weights models/edgetap-small.safetensors \
       --sets gen,badja,pairs,val --klt --out training/results/eval.json
-  (or --ckpt training/checkpoints/edgetap-v1.pt)
+  (or --ckpt training/checkpoints/edgetap-small.pt)
 
 Sets (all query-first; coordinates scaled to 256x256; thresholds 1,2,4,8,16 px, strict <):
   gen    fixed generated set from RESERVED photos (lomiri-wallpapers-20.04 and

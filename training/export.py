@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exports the trained network for the C++ engine, and golden vectors for its parity tests.
 
-  python3 training/export.py --ckpt training/checkpoints/edgetap-v1.pt --name edgetap-small
+  python3 training/export.py --ckpt training/checkpoints/edgetap-small.pt --name edgetap-small
 
 writes
   models/<name>.safetensors   FP32 weights, BatchNorm folded into the convolutions
@@ -121,7 +121,7 @@ def make_golden(model, path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-v1.pt"))
+    ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-small.pt"))
     ap.add_argument("--name", default="edgetap-small")
     ap.add_argument("--models", default=os.path.join(ROOT, "models"))
     ap.add_argument("--golden", default=os.path.join(ROOT, "tests", "data", "golden"))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains EdgeTAP in resumable chunks on clips synthesized on the GPU.
 
-  python3 training/train.py --ckpt training/checkpoints/edgetap-v1.pt --chunk-seconds 480 \
+  python3 training/train.py --ckpt training/checkpoints/edgetap-small.pt --chunk-seconds 480 \
       --total-seconds 1300 [--data training/.data] [--out DIR]
   torchrun --nproc_per_node=2 training/train.py ...      (data parallel; same flags)
 
@@ -31,10 +31,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def parse():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
-    ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-v1.pt"))
+    ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-small.pt"))
     ap.add_argument("--out", default=None, help="also copy checkpoint and log here")
     ap.add_argument("--chunk-seconds", type=float, default=480)
-    ap.add_argument("--total-seconds", type=float, default=None, help="schedule length (kept in ckpt)")
+    ap.add_argument("--total-seconds", type=float, default=None, help="schedule end, in accumulated training seconds (kept in ckpt)")
+    ap.add_argument("--new-schedule", type=float, default=None,
+                    help="start a new warm-up + cosine schedule of this many training seconds from the resumed checkpoint")
     ap.add_argument("--batch", type=int, default=8, help="clips per GPU")
     ap.add_argument("--frames", type=int, default=24)
     ap.add_argument("--tracks", type=int, default=256)
@@ -42,7 +44,8 @@ def parse():
     ap.add_argument("--lr", type=float, default=6e-4)
     ap.add_argument("--wd", type=float, default=0.02)
     ap.add_argument("--warmup", type=int, default=150)
-    ap.add_argument("--self-init", type=float, default=0.5, help="fraction of tracks entering with own estimate")
+    ap.add_argument("--self-init", type=float, default=0.5,
+                    help="fraction of tracks entering each frame with the model's own streamed estimate")
     ap.add_argument("--val-every", type=float, default=150, help="seconds")
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke tests)")
@@ -53,10 +56,13 @@ def parse():
     return ap.parse_args()
 
 
-def lr_at(step, seconds, total, base, warmup):
-    f = min(1.0, seconds / max(total, 1.0))
+def lr_at(state, base, warmup):
+    """Warm-up over `warmup` steps, then cosine to 2% at total_seconds; both counted from the
+    schedule's start (sched_step, sched_seconds: 0 for the first schedule)."""
+    s0, t0 = state.get("sched_step", 0), state.get("sched_seconds", 0.0)
+    f = min(1.0, (state["seconds"] - t0) / max(state["total_seconds"] - t0, 1.0))
     cos = 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * f))
-    return base * min(1.0, (step + 1) / warmup) * cos
+    return base * min(1.0, (state["step"] - s0 + 1) / warmup) * cos
 
 
 def save_ckpt(path, model, opt, state):
@@ -95,10 +101,14 @@ def main():
     if os.path.exists(args.ckpt):
         ck = torch.load(args.ckpt, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
         cfg = EdgeTapConfig.from_dict(ck["config"])
-        for k in ("step", "seconds", "total_seconds", "log", "clips"):
-            state[k] = ck.get(k, state[k])
+        for k in ("step", "seconds", "total_seconds", "log", "clips", "sched_step", "sched_seconds"):
+            if k in ck:
+                state[k] = ck[k]
         if args.total_seconds:
             state["total_seconds"] = args.total_seconds
+        if args.new_schedule:
+            state.update(sched_step=state["step"], sched_seconds=state["seconds"],
+                         total_seconds=state["seconds"] + args.new_schedule)
     else:
         cfg = EdgeTapConfig()
     model = EdgeTap(cfg).to(dev)
@@ -146,7 +156,7 @@ def main():
         t0 = time.time()
         step = state["step"]
         S = sizes[(step * 2654435761 + args.seed) % len(sizes)]
-        lr = lr_at(step, state["seconds"], state["total_seconds"], args.lr, args.warmup)
+        lr = lr_at(state, args.lr, args.warmup)
         for g in opt.param_groups:
             g["lr"] = lr
         with torch.no_grad():
@@ -155,9 +165,8 @@ def main():
         tracks, vis, tq = clip["tracks"], clip["vis"], clip["tq"]
         pq = torch.gather(tracks, 2, tq[:, :, None, None].expand(-1, -1, 1, 2))[:, :, 0]
         p_init = noisy_init(tracks, tq, S)
-        frac = state["seconds"] / state["total_seconds"]
         self_mask = None
-        if args.self_init > 0 and frac > 0.08:
+        if args.self_init > 0 and state["seconds"] > 0.08 * state["total_seconds"]:
             self_mask = torch.rand(tq.shape, device=dev) < args.self_init
         with torch.autocast(**amp):
             ps, vl, cl = net(video, tq, pq, p_init, self_mask)

@@ -81,10 +81,14 @@ class StreamingTracker:
     @torch.no_grad()
     def step(self, frame):
         """frame [B, 3, H, W] float RGB 0..255 -> (xy [B, N, 2], vis prob [B, N], conf prob [B, N])."""
+        return self.step_features(self.m.encoder(frame.float()))
+
+    @torch.no_grad()
+    def step_features(self, feats):
+        """One frame given its encoder levels (each [B, D, h, w]); returns what `step` returns."""
         cfg, tr = self.cfg, self.m.tracker
         B, N = self.tq.shape
         t = self.t
-        feats = self.m.encoder(frame.float())
         is_q = self.tq == t
         if bool(is_q.any()):
             for li, (f, s) in enumerate(zip(feats, cfg.strides)):
@@ -134,3 +138,19 @@ def track_clip(model, video, tq, pq, chunk=None):
         vs.append(v)
         cs.append(c)
     return torch.stack(xs, 2), torch.stack(vs, 2), torch.stack(cs, 2)
+
+
+@torch.no_grad()
+def streaming_entries(model, feats, tq, pq):
+    """The estimate each frame is entered with when the clip is streamed (the previous frame's
+    output; the query point up to the query frame). feats: encoder levels of all frames, each
+    [B*T, D, h, w] (frames of a clip consecutive); tq [B, N]; pq [B, N, 2] -> [B, N, T, 2].
+    Training enters tracks with these so that it sees the errors streaming makes."""
+    B = tq.shape[0]
+    T = feats[0].shape[0] // B
+    st = StreamingTracker(model, tq, pq)
+    entries = []
+    for t in range(T):
+        entries.append(st.p_last.clone())       # pq until the track's query frame has passed
+        st.step_features([f.reshape(B, T, *f.shape[1:])[:, t] for f in feats])
+    return torch.stack(entries, 2)

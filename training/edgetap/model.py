@@ -350,17 +350,15 @@ class EdgeTap(nn.Module):
 
     def forward(self, video, tq, pq, p_init, self_mask=None):
         """Training forward. With `self_mask` [B, N] bool, those tracks enter each frame with the
-        model's own final estimate of the previous frame, from a no-grad pass over the same
-        features (the rest enter with p_init, e.g. noisy ground truth). Returns forward_parallel's."""
+        estimate streaming would give them: the model's own output for the previous frame, from a
+        no-grad streaming pass over the same features (engine.streaming_entries), so the loss is
+        taken exactly where inference goes, drift included. The other tracks enter with p_init
+        (e.g. noisy ground truth). Returns forward_parallel's."""
+        from .engine import streaming_entries
         feats = self.encoder(video.flatten(0, 1).contiguous(memory_format=torch.channels_last))
         if self_mask is not None:
-            with torch.no_grad():
-                ps0, _, _ = self.forward_parallel(video, tq, pq, p_init, feats=[f.detach() for f in feats])
-                prev = torch.cat([ps0[-1][:, :, :1], ps0[-1][:, :, :-1]], dim=2)
-                T = video.shape[1]
-                tt = torch.arange(T, device=tq.device)[None, None, :, None]
-                own = torch.where(tt <= tq[:, :, None, None] + 1, p_init, prev)
-                p_init = torch.where(self_mask[:, :, None, None], own, p_init)
+            own = streaming_entries(self, [f.detach().contiguous() for f in feats], tq, pq)
+            p_init = torch.where(self_mask[:, :, None, None], own, p_init)
         return self.forward_parallel(video, tq, pq, p_init, feats=feats)
 
 
