@@ -125,12 +125,15 @@ def main():
     ap.add_argument("--name", default="edgetap-small")
     ap.add_argument("--models", default=os.path.join(ROOT, "models"))
     ap.add_argument("--golden", default=os.path.join(ROOT, "tests", "data", "golden"))
-    ap.add_argument("--visible-rule", default="vis*conf", choices=["vis", "vis*conf"],
-                    help="chosen on the held-out validation set (training/results)")
+    ap.add_argument("--visible-rule", default="vis", choices=["vis", "vis*conf"],
+                    help="published visibility; the C++ engine applies `vis` (vis prob >= threshold)")
+    ap.add_argument("--version", default=None, help="weights version to record (default: the checkpoint's)")
     args = ap.parse_args()
     torch.set_num_threads(2)
     model, ck = load_checkpoint_model(args.ckpt, fold=True)
     cfg = model.cfg
+    if args.version:
+        cfg.version = args.version
     os.makedirs(args.models, exist_ok=True)
     st_path = os.path.join(args.models, args.name + ".safetensors")
     sd = {k: v.float() for k, v in model.state_dict().items()}
