@@ -11,7 +11,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from edgetap.engine import StreamingTracker  # noqa: E402
+from edgetap.engine import StreamingTracker, streaming_entries  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, upsample2  # noqa: E402
 
 
@@ -56,6 +56,26 @@ def test_streaming_equals_parallel():
     it_s = torch.stack(st.record["iter_xy"]).reshape(T, m.cfg.iters, B, N, 2).permute(1, 2, 3, 0, 4)
     ierr = (ps - it_s).norm(dim=-1)[:, valid].max().item()
     assert ierr < 1e-3, ierr
+
+
+def test_streaming_entries_make_the_parallel_forward_stream():
+    """Training's entering estimates (engine.streaming_entries over precomputed features) are
+    the ones streaming uses, so forward_parallel given them reproduces the streamed outputs."""
+    torch.manual_seed(1)
+    m = _small_model(seed=3)
+    B, T, N, S = 2, 6, 4, 64
+    video = torch.rand(B, T, 3, S, S) * 255
+    tq = torch.tensor([[0, 1, 3, 5], [2, 0, 0, 4]])
+    pq = torch.rand(B, N, 2) * (S - 1)
+    st = StreamingTracker(m, tq, pq, record={})
+    xy_s = torch.stack([st.step(video[:, t])[0] for t in range(T)], 2)
+    with torch.no_grad():
+        feats = m.encoder(video.flatten(0, 1))
+        entries = streaming_entries(m, feats, tq, pq)
+        ps, _, _ = m.forward_parallel(video, tq, pq, entries, feats=feats)
+    valid = torch.arange(T)[None, None, :] >= tq[:, :, None]
+    assert (entries - torch.stack(st.record["p_init"], 2)).norm(dim=-1)[valid].max().item() < 1e-4
+    assert (ps[-1] - xy_s).norm(dim=-1)[valid].max().item() < 1e-3
 
 
 def test_bn_fold():
