@@ -91,7 +91,7 @@ def make_golden(model, path):
     N = tq.shape[1]
     g = {
         "frames": frames, "query_t": tq[0].numpy().astype(np.int64), "query_xy": pq[0].numpy().astype(np.float32),
-        "desc": st.desc[0].numpy(),
+        "desc": st.desc[0, :, :, 0].numpy(),
         "p_init": torch.stack(rec["p_init"])[:, 0].numpy(),
         "corr": torch.stack(rec["corr"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
         "token": torch.stack(rec["token"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
@@ -132,6 +132,9 @@ def main():
     torch.set_num_threads(2)
     model, ck = load_checkpoint_model(args.ckpt, fold=True)
     cfg = model.cfg
+    if cfg.query_patch != 1:
+        sys.exit(f"export: {args.ckpt}: query_patch {cfg.query_patch} is not implemented by the C++ engine "
+                 "(STREAMING.md describes query_patch 1)")
     if args.version:
         cfg.version = args.version
     os.makedirs(args.models, exist_ok=True)

@@ -50,6 +50,8 @@ def parse():
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke tests)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--query-patch", type=int, default=1,
+                    help="new model only: query descriptors per level, side (1, or 3 for local 4D correlation)")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
     ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
     ap.add_argument("--cpu", action="store_true", help="CPU, fp32 (tests only)")
@@ -110,7 +112,7 @@ def main():
             state.update(sched_step=state["step"], sched_seconds=state["seconds"],
                          total_seconds=state["seconds"] + args.new_schedule)
     else:
-        cfg = EdgeTapConfig()
+        cfg = EdgeTapConfig(query_patch=args.query_patch)
     model = EdgeTap(cfg).to(dev)
     if ck is not None:
         model.load_state_dict(ck["model"])

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/engine/safetensors.hpp"
@@ -79,6 +80,18 @@ TEST_F(EngineFixture, ConfigWithoutAKeyIsRejected) {
   std::ofstream(files.config_path) << R"({"feat_dim": 8})";
   EXPECT_NE(error_of([&] { engine::load_model_config(files.config_path); }).find("missing key 'enc_channels'"),
             std::string::npos);
+}
+
+TEST_F(EngineFixture, ConfigWithAQueryNeighbourhoodIsRejected) {
+  // Training can use a neighbourhood of query descriptors (query_patch > 1); this engine cannot.
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["query_patch"] = 3;
+  std::ofstream(files.config_path) << config.dump();
+  const std::string error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": query_patch 3"), std::string::npos) << error;
+  config["query_patch"] = 1;
+  std::ofstream(files.config_path) << config.dump();
+  EXPECT_EQ(engine::load_model_config(files.config_path).radius, 2);
 }
 
 TEST_F(EngineFixture, QueryStepReturnsTheQueryAndStreamingIsDeterministic) {

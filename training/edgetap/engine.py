@@ -1,6 +1,6 @@
 """Streaming reference: one frame in, one estimate per track out (training/STREAMING.md).
 
-State per track: query frame tq, query point pq, query descriptors (one D-vector per level),
+State per track: query frame tq, query point pq, query descriptors (query_patch^2 D-vectors per level),
 last position, and per (iteration, block) the keys/values of the frames in its causal window
 plus those of its anchor (query) frame. State per stream: a ring of the last W frame indices.
 No past frame or feature map is kept: the correlation only ever touches the current frame.
@@ -8,7 +8,7 @@ No past frame or feature map is kept: the correlation only ever touches the curr
 import torch
 import torch.nn.functional as F
 
-from .model import bilinear_sample, window_offsets
+from .model import bilinear_sample, patch_correlation, query_offsets, window_offsets
 
 
 class StreamingTracker:
@@ -24,7 +24,8 @@ class StreamingTracker:
         B, N = tq.shape
         dev = pq.device
         L = len(cfg.strides)
-        self.desc = torch.zeros(B, N, L, cfg.feat_dim, device=dev)
+        self.qoff = query_offsets(cfg, dev)                              # [P, 2] level cells
+        self.desc = torch.zeros(B, N, L, self.qoff.shape[0], cfg.feat_dim, device=dev)
         self.p_last = self.pq.clone()
         W, K, nb, h = cfg.window, cfg.iters, cfg.blocks, cfg.heads
         dh = cfg.width // h
@@ -45,7 +46,7 @@ class StreamingTracker:
         for li, (f, s) in enumerate(zip(feats, cfg.strides)):
             pts = (p[:, :, None, :] / s + off).reshape(B, -1, 2)        # [B, N*k*k, 2]
             smp = bilinear_sample(f, pts).reshape(B, N, off.shape[0], cfg.feat_dim)
-            out.append((smp * self.desc[:, :, li, None, :]).sum(-1) * (cfg.feat_dim ** -0.5))
+            out.append(patch_correlation(smp, self.desc[:, :, li], cfg.feat_dim))
         return torch.cat(out, dim=-1)
 
     def _attend(self, blk, x, k_i, b_i, slot, is_q, bias):
@@ -92,8 +93,10 @@ class StreamingTracker:
         is_q = self.tq == t
         if bool(is_q.any()):
             for li, (f, s) in enumerate(zip(feats, cfg.strides)):
-                d = bilinear_sample(f, self.pq / s)
-                self.desc[:, :, li] = torch.where(is_q[..., None], d, self.desc[:, :, li])
+                P = self.qoff.shape[0]
+                d = bilinear_sample(f, (self.pq[:, :, None, :] / s + self.qoff).reshape(B, N * P, 2))
+                d = d.reshape(B, N, P, cfg.feat_dim)
+                self.desc[:, :, li] = torch.where(is_q[..., None, None], d, self.desc[:, :, li])
         slot = t % cfg.window
         self.slot_frame[slot] = t
         bias = self._bias()

@@ -25,7 +25,8 @@ def track_flops(cfg):
     """Per track per streamed frame (all iterations)."""
     D, d, k2 = cfg.feat_dim, cfg.width, (2 * cfg.radius + 1) ** 2
     L = len(cfg.strides)
-    corr = L * k2 * (7 * D + 2 * D)                 # bilinear sample of D channels + dot product
+    P = cfg.query_patch ** 2
+    corr = L * k2 * (7 * D + 2 * D * P)             # bilinear sample of D channels + P dot products
     corr_mlp = 2 * (cfg.n_corr * cfg.corr_hidden + cfg.corr_hidden * cfg.corr_hidden) + 8 * cfg.corr_hidden
     tok = 2 * cfg.token_in * d + 8 * cfg.n_freq
     keys = cfg.window + 1
@@ -46,7 +47,7 @@ def frame_flops(cfg, H, W, n_tracks):
 def state_floats_per_track(cfg):
     """Streaming state kept per track (floats): descriptors, position, K/V caches (ring + anchor)."""
     L = len(cfg.strides)
-    return L * cfg.feat_dim + 2 + 2 + cfg.iters * cfg.blocks * 2 * (cfg.window + 1) * cfg.width
+    return L * cfg.query_patch ** 2 * cfg.feat_dim + 2 + 2 + cfg.iters * cfg.blocks * 2 * (cfg.window + 1) * cfg.width
 
 
 if __name__ == "__main__":

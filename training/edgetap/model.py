@@ -26,6 +26,8 @@ class EdgeTapConfig:
     feat_dim: int = 64            # D: channels of every pyramid level
     strides: tuple = (4, 8, 16, 32)
     radius: int = 3               # correlation window (2r+1)^2 per level
+    query_patch: int = 1          # query neighbourhood, side in level cells: 1 = one descriptor per
+                                  # level; 3 = 3x3 descriptors, each against the whole window (local 4D)
     width: int = 128              # transformer width
     heads: int = 4
     blocks: int = 3
@@ -41,7 +43,7 @@ class EdgeTapConfig:
 
     @property
     def n_corr(self):
-        return len(self.strides) * (2 * self.radius + 1) ** 2
+        return len(self.strides) * self.query_patch ** 2 * (2 * self.radius + 1) ** 2
 
     @property
     def token_in(self):
@@ -107,6 +109,19 @@ def window_offsets(radius, device):
     r = torch.arange(-radius, radius + 1, device=device, dtype=torch.float32)
     dy, dx = torch.meshgrid(r, r, indexing="ij")
     return torch.stack([dx, dy], dim=-1).reshape(-1, 2)
+
+
+def query_offsets(cfg, device):
+    """[P, 2] offsets (level cells) of a track's query descriptors around its query point,
+    P = query_patch^2, row-major like window_offsets."""
+    return window_offsets(cfg.query_patch // 2, device)
+
+
+def patch_correlation(window_feats, desc, D):
+    """window_feats [..., k*k, D] sampled around the estimate; desc [..., P, D] -> [..., P*k*k]:
+    every query descriptor against every window position, query index outer, / sqrt(D)."""
+    c = torch.einsum("...kd,...pd->...pk", window_feats, desc.to(window_feats.dtype)) * (D ** -0.5)
+    return c.flatten(-2)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -312,6 +327,34 @@ class EdgeTap(nn.Module):
             out.append(v.reshape(B, N, T, k * k))
         return torch.cat(out, dim=-1)
 
+    def query_descriptors(self, feats, tq, pq):
+        """Descriptors per level [B, N, P, D] sampled around each query point in its query frame."""
+        B, N = tq.shape
+        T = feats[0].shape[0] // B
+        D = self.cfg.feat_dim
+        qoff = query_offsets(self.cfg, pq.device)
+        P = qoff.shape[0]
+        out = []
+        for f, s in zip(feats, self.cfg.strides):
+            pts = (pq[:, :, None, :] / s + qoff).reshape(B, 1, N * P, 2).expand(B, T, N * P, 2)
+            allq = bilinear_sample(f, pts.reshape(B * T, N * P, 2)).reshape(B, T, N, P, D)
+            out.append(torch.gather(allq, 1, tq[:, None, :, None, None].expand(B, 1, N, P, D))[:, 0])
+        return out
+
+    def sample_corr_patch(self, feats, descs, p):
+        """Local 4D correlation (query_patch > 1): per level, the window of features around p
+        (sampled, never a full map) against each query descriptor. p [B, N, T, 2] -> [B, N, T, n_corr]."""
+        B, N, T, _ = p.shape
+        D = self.cfg.feat_dim
+        off = window_offsets(self.cfg.radius, p.device)
+        k2 = off.shape[0]
+        out = []
+        for f, s, desc in zip(feats, self.cfg.strides, descs):
+            g = (p.transpose(1, 2)[:, :, :, None, :] / s + off).reshape(B * T, N * k2, 2)
+            win = bilinear_sample(f, g).reshape(B, T, N, k2, D).transpose(1, 2)           # [B, N, T, k2, D]
+            out.append(patch_correlation(win, desc[:, :, None], D))
+        return torch.cat(out, dim=-1)
+
     def forward_parallel(self, video, tq, pq, p_init, iters=None, feats=None):
         """video [B, T, 3, H, W] in [0, 255]; tq [B, N] long; pq [B, N, 2]; p_init [B, N, T, 2]
         (estimate entering iteration 0 of each frame; the caller puts pq at t == tq).
@@ -322,7 +365,10 @@ class EdgeTap(nn.Module):
         K = iters or cfg.iters
         if feats is None:
             feats = self.encoder(video.flatten(0, 1))
-        _, maps = self.corr_maps(feats, tq, pq)
+        if cfg.query_patch == 1:
+            _, maps = self.corr_maps(feats, tq, pq)
+        else:
+            descs = self.query_descriptors(feats, tq, pq)
         tr = self.tracker
         S = B * N
         bias = self.attn_bias(tq.reshape(S), T)
@@ -334,7 +380,7 @@ class EdgeTap(nn.Module):
         ps, vs, cs = [], [], []
         for _ in range(K):
             p = p.detach()
-            corr = self.sample_corr(maps, p)
+            corr = self.sample_corr(maps, p) if cfg.query_patch == 1 else self.sample_corr_patch(feats, descs, p)
             x = tr.token(corr, p, pq_t, is_q) + h
             x = x.reshape(S, T, cfg.width)
             for blk in tr.blocks:

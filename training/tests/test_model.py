@@ -25,16 +25,20 @@ def _randomize(model, gen):
                 m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
 
 
-def _small_model(seed=0):
-    cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+def _small_model(seed=0, query_patch=1):
+    cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=query_patch)
     m = EdgeTap(cfg).eval()
     _randomize(m, torch.Generator().manual_seed(seed))
     return m
 
 
-def test_streaming_equals_parallel():
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("query_patch", [1, 3])
+def test_streaming_equals_parallel(query_patch):
     torch.manual_seed(0)
-    m = _small_model()
+    m = _small_model(query_patch=query_patch)
     B, T, N, S = 2, 7, 5, 64
     video = torch.rand(B, T, 3, S, S) * 255
     tq = torch.tensor([[0, 0, 2, 4, 6], [1, 0, 3, 0, 5]])
