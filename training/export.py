@@ -91,7 +91,7 @@ def make_golden(model, path):
     N = tq.shape[1]
     g = {
         "frames": frames, "query_t": tq[0].numpy().astype(np.int64), "query_xy": pq[0].numpy().astype(np.float32),
-        "desc": st.desc[0, :, :, 0].numpy(),
+        "desc": st.desc[0].numpy(),
         "p_init": torch.stack(rec["p_init"])[:, 0].numpy(),
         "corr": torch.stack(rec["corr"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
         "token": torch.stack(rec["token"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
@@ -107,7 +107,7 @@ def make_golden(model, path):
     g = {k: (v.astype(np.float32) if v.dtype == np.float64 else v) for k, v in g.items()}
     meta = {
         "what": "EdgeTAP streaming reference on a procedural clip (training/export.py), CPU FP32",
-        "layouts": "frames U8 [T,H,W,3] RGB; query_t [N]; query_xy [N,2]; desc [N,levels,D]; "
+        "layouts": "frames U8 [T,H,W,3] RGB; query_t [N]; query_xy [N,2]; desc [N,levels,query_patch^2,D]; "
                    "p_init [T,N,2] estimate entering iteration 0; corr [T,K,N,n_corr]; token [T,K,N,width] "
                    "(input of block 0); hidden [T,K,N,width] (output of the last block); iter_xy [T,K,N,2]; "
                    "out_xy [T,N,2]; out_vis/out_conf [T,N] probabilities (1 at the query frame); "
@@ -117,6 +117,51 @@ def make_golden(model, path):
     }
     write_safetensors(path, g, meta)
     return g
+
+
+def export_model(model, models_dir, golden_dir, name, visible_rule="vis", training=None):
+    """Writes <models_dir>/<name>.safetensors + .json and <golden_dir>/<name>-golden.safetensors
+    for a model with folded BatchNorm; checks that the written files reproduce the model."""
+    cfg = model.cfg
+    os.makedirs(models_dir, exist_ok=True)
+    st_path = os.path.join(models_dir, name + ".safetensors")
+    json_path = os.path.join(models_dir, name + ".json")
+    sd = {k: v.float() for k, v in model.state_dict().items()}
+    write_safetensors(st_path, sd, {"format": "pt", "version": cfg.version})
+    info = {
+        "format": "edgetap-weights/1",
+        "version": cfg.version,
+        "weights": os.path.basename(st_path),
+        "config": cfg.to_dict(),
+        "input": {"color": "RGB", "range": "0..255", "normalize": f"(v / 255 - {cfg.pixel_mean}) / {cfg.pixel_std}",
+                  "size_multiple": cfg.size_multiple, "trained_sizes": [192, 224, 256, 288, 320],
+                  "supported_sizes": "192..384, height and width multiples of 32"},
+        "outputs": {"xy": "model-input pixels", "vis": "sigmoid(vis_logit)", "conf": "sigmoid(conf_logit)"},
+        "visible_rule": visible_rule, "vis_threshold": 0.5,
+        "conventions": CONVENTIONS,
+        "streaming": "training/STREAMING.md",
+        "params": count_params(model),
+        "tensors": {k: list(v.shape) for k, v in sorted(sd.items())},
+        "cost_gflop_per_frame": {f"{s}x{s}@{n}": round(frame_flops(cfg, s, s, n)["total"] / 1e9, 3)
+                                 for s in (192, 256, 320, 384) for n in (256, 1024)},
+        "cost_detail": {"encoder_256": encoder_flops(cfg, 256, 256), "per_track": track_flops(cfg),
+                        "state_floats_per_track": state_floats_per_track(cfg)},
+        "training": training,
+    }
+    with open(json_path, "w") as f:
+        json.dump(info, f, indent=1)
+    # round trip: the exported file must reproduce the model exactly
+    m2 = load_exported_model(st_path, json_path)
+    x = torch.rand(1, 3, 64, 96) * 255
+    with torch.no_grad():
+        a, b = model.encoder(x), m2.encoder(x)
+    assert all(torch.equal(u, v) for u, v in zip(a, b))
+    os.makedirs(golden_dir, exist_ok=True)
+    gpath = os.path.join(golden_dir, name + "-golden.safetensors")
+    make_golden(m2, gpath)
+    g2, _ = read_safetensors(gpath)
+    print(f"wrote {st_path} ({os.path.getsize(st_path)} B, {info['params']} params), "
+          f"{gpath} ({os.path.getsize(gpath)} B, {len(g2)} tensors)")
 
 
 def main():
@@ -131,54 +176,13 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(2)
     model, ck = load_checkpoint_model(args.ckpt, fold=True)
-    cfg = model.cfg
-    if cfg.query_patch != 1:
-        sys.exit(f"export: {args.ckpt}: query_patch {cfg.query_patch} is not implemented by the C++ engine "
-                 "(STREAMING.md describes query_patch 1)")
     if args.version:
-        cfg.version = args.version
-    os.makedirs(args.models, exist_ok=True)
-    st_path = os.path.join(args.models, args.name + ".safetensors")
-    sd = {k: v.float() for k, v in model.state_dict().items()}
-    write_safetensors(st_path, sd, {"format": "pt", "version": cfg.version})
-    log = ck.get("log", [])
-    finals = [r for r in log if r.get("final")]
-    info = {
-        "format": "edgetap-weights/1",
-        "version": cfg.version,
-        "weights": os.path.basename(st_path),
-        "config": cfg.to_dict(),
-        "input": {"color": "RGB", "range": "0..255", "normalize": f"(v / 255 - {cfg.pixel_mean}) / {cfg.pixel_std}",
-                  "size_multiple": cfg.size_multiple, "trained_sizes": [192, 224, 256, 288, 320],
-                  "supported_sizes": "192..384, height and width multiples of 32"},
-        "outputs": {"xy": "model-input pixels", "vis": "sigmoid(vis_logit)", "conf": "sigmoid(conf_logit)"},
-        "visible_rule": args.visible_rule, "vis_threshold": 0.5,
-        "conventions": CONVENTIONS,
-        "streaming": "training/STREAMING.md",
-        "params": count_params(model),
-        "tensors": {k: list(v.shape) for k, v in sorted(sd.items())},
-        "cost_gflop_per_frame": {f"{s}x{s}@{n}": round(frame_flops(cfg, s, s, n)["total"] / 1e9, 3)
-                                 for s in (192, 256, 320, 384) for n in (256, 1024)},
-        "cost_detail": {"encoder_256": encoder_flops(cfg, 256, 256), "per_track": track_flops(cfg),
-                        "state_floats_per_track": state_floats_per_track(cfg)},
-        "training": {"steps": ck.get("step"), "train_seconds": round(ck.get("seconds", 0), 1),
-                     "clips_seen": ck.get("clips"), "gpus": "2x NVIDIA H200 (data parallel)",
-                     "final_val": finals[-1] if finals else None},
-    }
-    with open(os.path.join(args.models, args.name + ".json"), "w") as f:
-        json.dump(info, f, indent=1)
-    # round trip: the exported file must reproduce the checkpoint exactly
-    m2 = load_exported_model(st_path, os.path.join(args.models, args.name + ".json"))
-    x = torch.rand(1, 3, 64, 96) * 255
-    with torch.no_grad():
-        a, b = model.encoder(x), m2.encoder(x)
-    assert all(torch.equal(u, v) for u, v in zip(a, b))
-    os.makedirs(args.golden, exist_ok=True)
-    gpath = os.path.join(args.golden, args.name + "-golden.safetensors")
-    make_golden(m2, gpath)
-    g2, _ = read_safetensors(gpath)
-    print(f"wrote {st_path} ({os.path.getsize(st_path)} B, {info['params']} params), "
-          f"{gpath} ({os.path.getsize(gpath)} B, {len(g2)} tensors)")
+        model.cfg.version = args.version
+    finals = [r for r in ck.get("log", []) if r.get("final")]
+    training = {"steps": ck.get("step"), "train_seconds": round(ck.get("seconds", 0), 1),
+                "clips_seen": ck.get("clips"), "gpus": "2x NVIDIA H200 (data parallel)",
+                "final_val": finals[-1] if finals else None}
+    export_model(model, args.models, args.golden, args.name, args.visible_rule, training)
 
 
 if __name__ == "__main__":

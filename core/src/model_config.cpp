@@ -52,9 +52,9 @@ ModelConfig load_model_config(const std::string& path) {
   c.size_multiple = m.value("size_multiple", 32);
   if (c.heads <= 0 || c.width % c.heads != 0) throw ModelError(path + ": width must be a multiple of heads");
   if (c.radius < 0 || c.radius > 7) throw ModelError(path + ": radius must be in [0, 7]");
-  if (m.value("query_patch", 1) != 1) {
-    throw ModelError(path + ": query_patch " + std::to_string(m.value("query_patch", 1)) +
-                     ": this engine implements one query descriptor per level (query_patch 1)");
+  c.query_patch = m.value("query_patch", 1);  // absent in edgetap-v1/v2 files: one descriptor
+  if (c.query_patch < 1 || c.query_patch > 7 || c.query_patch % 2 == 0) {
+    throw ModelError(path + ": query_patch " + std::to_string(c.query_patch) + " must be odd, in [1, 7]");
   }
   if (std::vector<int>(c.strides.begin(), c.strides.end()) != std::vector<int>{4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32]");

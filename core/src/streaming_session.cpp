@@ -91,12 +91,18 @@ std::vector<int> StreamingSession::add_tracks(std::span<const Point2> points) {
     track.alive = true;
     track.query_frame = t_;
     track.query = track.position = p;
-    track.descriptors.assign(static_cast<std::size_t>(c.levels()) * c.feat_dim, 0.f);
+    // A query_patch^2 neighbourhood of descriptors per level, offsets in level cells,
+    // row-major (dy outer); one descriptor at the point itself when query_patch is 1.
+    const int qc = c.query_cells(), half = c.query_patch / 2;
+    track.descriptors.assign(static_cast<std::size_t>(c.levels()) * qc * c.feat_dim, 0.f);
     for (int l = 0; l < c.levels(); ++l) {
       const FeatureMap& f = pyramid_.levels[l];
       const float s = static_cast<float>(c.strides[l]);
-      k::bilinear_sample_hwc(f.data.data(), f.height, f.width, f.channels, p.x / s, p.y / s,
-                             track.descriptors.data() + static_cast<std::size_t>(l) * c.feat_dim);
+      for (int j = 0; j < qc; ++j) {
+        const float dx = static_cast<float>(j % c.query_patch - half), dy = static_cast<float>(j / c.query_patch - half);
+        k::bilinear_sample_hwc(f.data.data(), f.height, f.width, f.channels, p.x / s + dx, p.y / s + dy,
+                               track.descriptors.data() + (static_cast<std::size_t>(l) * qc + j) * c.feat_dim);
+      }
     }
     const std::size_t cache = cache_offset(c.iters, 0, 0);
     track.keys.assign(cache, 0.f);
@@ -141,6 +147,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
   const int S = static_cast<int>(ids.size());
   if (S == 0) return;
   const int width = c.width, dh = c.head_dim(), W = c.window, wc = c.window_cells(), L = c.levels();
+  const int qc = c.query_cells();
   const std::size_t rows = static_cast<std::size_t>(S);
   corr_.resize(rows * c.n_corr());
   hidden1_.resize(rows * c.corr_hidden);
@@ -169,12 +176,16 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
     // Local correlation at every level, then the correlation MLP.
     for (int i = 0; i < S; ++i) {
       const Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
+      // Layout [level][query descriptor][window cell], as the reference's correlation.
       for (int l = 0; l < L; ++l) {
         const FeatureMap& f = pyramid_.levels[l];
         const float s = static_cast<float>(c.strides[l]);
-        k::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, p_[i].x / s, p_[i].y / s, c.radius,
-                                  tr.descriptors.data() + static_cast<std::size_t>(l) * c.feat_dim,
-                                  corr_.data() + static_cast<std::size_t>(i) * c.n_corr() + static_cast<std::size_t>(l) * wc);
+        for (int j = 0; j < qc; ++j) {
+          const std::size_t lj = static_cast<std::size_t>(l) * qc + j;
+          k::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, p_[i].x / s, p_[i].y / s, c.radius,
+                                    tr.descriptors.data() + lj * c.feat_dim,
+                                    corr_.data() + static_cast<std::size_t>(i) * c.n_corr() + lj * wc);
+        }
       }
     }
     if (it == 0) first_corr_ = corr_;

@@ -82,16 +82,19 @@ TEST_F(EngineFixture, ConfigWithoutAKeyIsRejected) {
             std::string::npos);
 }
 
-TEST_F(EngineFixture, ConfigWithAQueryNeighbourhoodIsRejected) {
-  // Training can use a neighbourhood of query descriptors (query_patch > 1); this engine cannot.
+TEST_F(EngineFixture, QueryNeighbourhoodSizesTheCorrelation) {
   nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
-  config["query_patch"] = 3;
+  config["query_patch"] = 2;
   std::ofstream(files.config_path) << config.dump();
   const std::string error = error_of([&] { engine::load_model_config(files.config_path); });
-  EXPECT_NE(error.find(files.config_path + ": query_patch 3"), std::string::npos) << error;
-  config["query_patch"] = 1;
+  EXPECT_NE(error.find(files.config_path + ": query_patch 2 must be odd"), std::string::npos) << error;
+  config["query_patch"] = 3;
   std::ofstream(files.config_path) << config.dump();
-  EXPECT_EQ(engine::load_model_config(files.config_path).radius, 2);
+  EXPECT_EQ(engine::load_model_config(files.config_path).n_corr(), 4 * 9 * 25);
+  // The weights were made for one descriptor per level: corr1 no longer fits.
+  EXPECT_NE(error_of([&] { engine::load_network(files.weights_path, files.config_path); })
+                .find("'tracker.corr1.weight' has shape [12, 100], the model needs [12, 900]"),
+            std::string::npos);
 }
 
 TEST_F(EngineFixture, QueryStepReturnsTheQueryAndStreamingIsDeterministic) {

@@ -1,7 +1,10 @@
-// Parity of the CPU engine with the PyTorch streaming reference on the trained
-// model: the golden vectors (tests/data/golden, made by training/export.py)
-// hold a 10-frame clip, 5 queries at several frames, encoder features,
-// descriptors, correlations and the outputs of every frame.
+// Parity of the CPU engine with the PyTorch streaming reference: the golden
+// vectors (tests/data/golden, made by training/export.py) hold a 10-frame clip,
+// 5 queries at several frames, encoder features, descriptors, correlations and
+// the outputs of every frame. Two networks: the shipped, trained model, and a
+// tiny random-weight one (training/make_test_model.py) with a 3x3 query
+// neighbourhood and other sizes, so configurations the shipped model does not
+// use are checked too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,16 +25,21 @@ constexpr float kProbabilityTolerance = 2e-3f;  // visibility and confidence
 
 const std::string kSource = EDGETAP_SOURCE_DIR;
 
-struct Golden : ::testing::Test {
-  engine::Network network = engine::load_network(kSource + "/models/edgetap-small.safetensors",
-                                                 kSource + "/models/edgetap-small.json");
-  engine::TensorMap golden = engine::load_safetensors(kSource + "/tests/data/golden/edgetap-small-golden.safetensors");
+struct GoldenCase {
+  std::string weights_stem;  // <stem>.safetensors and <stem>.json
+  std::string golden;
+};
+
+struct Golden : ::testing::TestWithParam<GoldenCase> {
+  engine::Network network = engine::load_network(kSource + GetParam().weights_stem + ".safetensors",
+                                                 kSource + GetParam().weights_stem + ".json");
+  engine::TensorMap golden = engine::load_safetensors(kSource + GetParam().golden);
   const engine::Tensor& g(const std::string& name) { return golden.at(name); }
 };
 
 }  // namespace
 
-TEST_F(Golden, StreamingMatchesThePyTorchReference) {
+TEST_P(Golden, StreamingMatchesThePyTorchReference) {
   const engine::Tensor& frames = g("frames");
   const int T = static_cast<int>(frames.shape[0]), H = static_cast<int>(frames.shape[1]),
             W = static_cast<int>(frames.shape[2]);
@@ -96,7 +104,7 @@ TEST_F(Golden, StreamingMatchesThePyTorchReference) {
   std::printf("largest position difference over the clip: %.5f px\n", worst_position);
 }
 
-TEST_F(Golden, OfflineClipApiGivesTheReferenceOutputs) {
+TEST_P(Golden, OfflineClipApiGivesTheReferenceOutputs) {
   const engine::Tensor& frames = g("frames");
   const int T = static_cast<int>(frames.shape[0]), H = static_cast<int>(frames.shape[1]),
             W = static_cast<int>(frames.shape[2]);
@@ -123,3 +131,10 @@ TEST_F(Golden, OfflineClipApiGivesTheReferenceOutputs) {
   }
   EXPECT_THROW(engine::track_clip(network, views, {{T, 1.f, 1.f}}), std::invalid_argument);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Networks, Golden,
+    ::testing::Values(GoldenCase{"/models/edgetap-small", "/tests/data/golden/edgetap-small-golden.safetensors"},
+                      GoldenCase{"/tests/data/golden/edgetap-tiny-qp3",
+                                 "/tests/data/golden/edgetap-tiny-qp3-golden.safetensors"}),
+    [](const ::testing::TestParamInfo<GoldenCase>& param) { return param.index == 0 ? "Shipped" : "TinyQueryPatch3"; });

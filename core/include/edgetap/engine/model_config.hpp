@@ -13,6 +13,7 @@ struct ModelConfig {
   int feat_dim = 0;                   // D: channels of every pyramid level
   std::array<int, 4> strides{};       // pyramid strides (4, 8, 16, 32)
   int radius = 0;                     // correlation window (2r+1)^2 per level
+  int query_patch = 1;                // query descriptors per level: a query_patch^2 neighbourhood
   int width = 0;                      // transformer width
   int heads = 0;
   int blocks = 0;
@@ -28,7 +29,9 @@ struct ModelConfig {
 
   int levels() const noexcept { return static_cast<int>(strides.size()); }
   int window_cells() const noexcept { return (2 * radius + 1) * (2 * radius + 1); }
-  int n_corr() const noexcept { return levels() * window_cells(); }
+  int query_cells() const noexcept { return query_patch * query_patch; }
+  // Correlation values per track: every query descriptor against every window cell, per level.
+  int n_corr() const noexcept { return levels() * query_cells() * window_cells(); }
   int token_in() const noexcept { return corr_hidden + 2 + 4 * n_freq + 1; }
   int head_dim() const noexcept { return width / heads; }
 };

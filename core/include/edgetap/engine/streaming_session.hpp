@@ -63,7 +63,7 @@ class StreamingSession {
   void remove_track(int handle);
   bool alive(int handle) const;
   const TrackEstimate& estimate(int handle) const { return tracks_[static_cast<std::size_t>(handle)].estimate; }
-  // The track's query descriptors, [levels][D].
+  // The track's query descriptors, [levels][query_cells][D].
   const std::vector<float>& descriptors(int handle) const { return tracks_[static_cast<std::size_t>(handle)].descriptors; }
   std::int64_t frames() const noexcept { return t_ + 1; }
   const StepProfile& last_profile() const noexcept { return profile_; }
@@ -78,7 +78,7 @@ class StreamingSession {
     std::int64_t query_frame = 0;
     Point2 query;
     Point2 position;
-    std::vector<float> descriptors;  // [levels][D]
+    std::vector<float> descriptors;  // [levels][query_cells][D]
     std::vector<float> keys, values; // [iters][blocks][heads][window + 1][head_dim]
     TrackEstimate estimate;
   };

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Writes a tiny random-weight EdgeTAP network and its golden vectors for the C++ engine's parity
+tests of configurations the shipped model does not use (here: a 3x3 query neighbourhood, other
+widths, window and iteration counts). Random weights of a fixed seed; no training.
+
+  python3 training/make_test_model.py      (writes tests/data/golden/edgetap-tiny-qp3.*)
+"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
+from export import ROOT, export_model  # noqa: E402
+
+TINY = EdgeTapConfig(version="edgetap-tiny-qp3 (random weights, seed 5)", enc_channels=(8, 8, 16, 16, 16),
+                     feat_dim=16, radius=2, query_patch=3, width=32, heads=2, blocks=2, mlp_ratio=2,
+                     iters=2, window=3, n_freq=2, corr_hidden=32)
+
+
+def random_model(cfg, seed):
+    """Every parameter and BatchNorm statistic random (the zero-initialized head included), so
+    that each op moves the outputs."""
+    gen = torch.Generator().manual_seed(seed)
+    m = EdgeTap(cfg).eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+        for mod in m.modules():
+            if isinstance(mod, torch.nn.BatchNorm2d):
+                mod.running_mean.copy_(torch.randn(mod.running_mean.shape, generator=gen) * 0.1)
+                mod.running_var.copy_(torch.rand(mod.running_var.shape, generator=gen) + 0.5)
+        m.tracker.head.weight.mul_(10.0)        # displacements of a few pixels per iteration
+    return m.fold_bn_()
+
+
+def main():
+    torch.set_num_threads(2)
+    out = os.path.join(ROOT, "tests", "data", "golden")
+    export_model(random_model(TINY, seed=5), out, out, "edgetap-tiny-qp3",
+                 training={"note": "random weights for parity tests; not trained"})
+
+
+if __name__ == "__main__":
+    main()
