@@ -12,6 +12,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
+from edgetap.weights import randomize_weights_  # noqa: E402
 from export import ROOT, export_model  # noqa: E402
 
 TINY = EdgeTapConfig(version="edgetap-tiny-qp3 (random weights, seed 5)", enc_channels=(8, 8, 16, 16, 16),
@@ -20,18 +21,11 @@ TINY = EdgeTapConfig(version="edgetap-tiny-qp3 (random weights, seed 5)", enc_ch
 
 
 def random_model(cfg, seed):
-    """Every parameter and BatchNorm statistic random (the zero-initialized head included), so
-    that each op moves the outputs."""
-    gen = torch.Generator().manual_seed(seed)
-    m = EdgeTap(cfg).eval()
+    """Random weights (the zero-initialized head included, scaled for displacements of a few
+    pixels per iteration) and random BatchNorm statistics, then folded."""
+    m = randomize_weights_(EdgeTap(cfg).eval(), torch.Generator().manual_seed(seed), 0.3)
     with torch.no_grad():
-        for p in m.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
-        for mod in m.modules():
-            if isinstance(mod, torch.nn.BatchNorm2d):
-                mod.running_mean.copy_(torch.randn(mod.running_mean.shape, generator=gen) * 0.1)
-                mod.running_var.copy_(torch.rand(mod.running_var.shape, generator=gen) + 0.5)
-        m.tracker.head.weight.mul_(10.0)        # displacements of a few pixels per iteration
+        m.tracker.head.weight.mul_(10.0)
     return m.fold_bn_()
 
 

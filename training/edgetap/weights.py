@@ -69,3 +69,16 @@ def load_exported_model(st_path, json_path):
     sd = {k: torch.from_numpy(v) for k, v in tensors.items()}
     m.load_state_dict(sd, strict=True)
     return m
+
+
+@torch.no_grad()
+def randomize_weights_(model, gen, scale):
+    """Every parameter N(0, scale^2) (zero-initialized ones included) and random BatchNorm
+    statistics, from `gen`: a network whose every op moves the outputs, for parity tests."""
+    for p in model.parameters():
+        p.copy_(torch.randn(p.shape, generator=gen) * scale)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen) * 0.1)
+            m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
+    return model

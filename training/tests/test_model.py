@@ -13,22 +13,13 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from edgetap.engine import StreamingTracker, streaming_entries  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, upsample2  # noqa: E402
-
-
-def _randomize(model, gen):
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.2)
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen) * 0.1)
-                m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
+from edgetap.weights import randomize_weights_  # noqa: E402
 
 
 def _small_model(seed=0, query_patch=1):
     cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=query_patch)
     m = EdgeTap(cfg).eval()
-    _randomize(m, torch.Generator().manual_seed(seed))
+    randomize_weights_(m, torch.Generator().manual_seed(seed), 0.2)
     return m
 
 
