@@ -50,6 +50,8 @@ def parse():
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke tests)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--bend-prob", type=float, default=0.0,
+                    help="fraction of the objects without sine deformation that articulate (0: rounds 1-2)")
     ap.add_argument("--query-patch", type=int, default=1,
                     help="new model only: query descriptors per level, side (1, or 3 for local 4D correlation)")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
@@ -140,6 +142,7 @@ def main():
               f"setup {time.time() - t_start:.1f}s", flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [int(s) for s in args.sizes.split(",")]
+    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob)
 
     def validate():
         model.eval()
@@ -162,7 +165,7 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         with torch.no_grad():
-            clip = synth.make_clips(banks, args.batch, args.frames, S, args.tracks, gen, device=dev)
+            clip = synth.make_clips(banks, args.batch, args.frames, S, args.tracks, gen, synth_opt, device=dev)
         video = clip["video"].to(memory_format=torch.contiguous_format)
         tracks, vis, tq = clip["tracks"], clip["vis"], clip["tq"]
         pq = torch.gather(tracks, 2, tq[:, :, None, None].expand(-1, -1, 1, 2))[:, :, 0]

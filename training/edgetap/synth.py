@@ -2,7 +2,8 @@
 
 A clip is a background photo under a smooth homography path (camera motion) plus up to
 `max_objects` photo cut-outs (RGBA) under smooth affine paths with optional smooth non-rigid
-deformation, composited in a fixed z-order. Every track is a point on one layer: its position in
+deformation (travelling sine fields) or articulation (a part swinging about a hinge),
+composited in a fixed z-order. Every track is a point on one layer: its position in
 every frame follows from the layer's transform, and it is visible where it is inside the frame
 and its own layer is the topmost opaque one (alpha > 0.5) at its pixel. Photometric drift per
 layer, global gain, noise, defocus blur and motion blur (averaged sub-frame renders).
@@ -23,6 +24,8 @@ from PIL import Image
 
 BG = 512
 STAMP = 128
+BEND_MAX = 0.3           # largest articulation swing, rad
+BEND_BAND = STAMP / 5.0  # width of the soft band between the swinging part and the rest, stamp px
 # backgrounds held out of training for the periodic validation set (file-name prefixes)
 VAL_BG = ("photo_003_", "photo_010_", "photo_030_", "pattern_000", "pattern_050", "pattern_100")
 
@@ -35,6 +38,9 @@ class SynthOptions:
     jump_prob: float = 0.12       # clips with 3-4x faster motion (large displacements)
     static_cam_prob: float = 0.15
     deform_prob: float = 0.5
+    # articulation of the objects without sine deformation; 0 in the defaults, which define the
+    # fixed generated evaluation and validation sets (train.py --bend-prob turns it on)
+    bend_prob: float = 0.0
     motion_blur_prob: float = 0.2
     defocus_prob: float = 0.25
     noise_max: float = 0.03
@@ -214,6 +220,17 @@ class ClipParams:
             n=_rand_dir(gen, B, M, 2), d=_rand_dir(gen, B, M, 2), ph=_u(gen, B, M, 2, hi=2 * math.pi),
             w=_u(gen, B, M, 2, lo=0.05, hi=0.3), psi=_u(gen, B, M, 2, hi=2 * math.pi),
         )
+        # articulation: the part of the stamp on one side of a line through a joint swings about
+        # the joint, blended over a soft band (drawn only when enabled, so that clips of the
+        # default options stay what they were)
+        self.bend_p = None
+        if opt.bend_prob > 0:
+            bend = ((torch.rand(B, M, generator=gen) < opt.bend_prob) & (deform[..., 0] == 0)).float()
+            self.bend_p = dict(
+                a=_u(gen, B, M, lo=0.1, hi=BEND_MAX) * bend, w=_u(gen, B, M, lo=0.15, hi=0.5),
+                psi=_u(gen, B, M, hi=2 * math.pi), j=_u(gen, B, M, 2, lo=0.3, hi=0.7) * STAMP,
+                n=_rand_dir(gen, B, M),
+            )
         # photometric
         self.photo = dict(
             g0=_n(gen, B, 3, std=0.1), g1=_n(gen, B, 3, std=0.12),
@@ -225,7 +242,7 @@ class ClipParams:
         )
         self.motion_blur = bool(torch.rand(1, generator=gen) < opt.motion_blur_prob)
         self.shutter = float(_u(gen, 1, lo=0.3, hi=0.8))
-        for d in (self.cam, self.obj, self.deform_p, self.photo):
+        for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}):
             for k in d:
                 d[k] = d[k].to(device)
         self.active = self.active.to(device)
@@ -279,7 +296,22 @@ class ClipParams:
         amp = self._p(d, "a", m, nd) * torch.sin(self._p(d, "w", m, nd) * t[..., None] + self._p(d, "psi", m, nd))
         phase = (y[..., None, :] * self._p(d, "n", m, nd)).sum(-1)
         phase = phase * (2 * math.pi / STAMP) * self._p(d, "k", m, nd) + self._p(d, "ph", m, nd)
-        return ((amp * torch.sin(phase))[..., None] * self._p(d, "d", m, nd)).sum(-2)
+        disp = ((amp * torch.sin(phase))[..., None] * self._p(d, "d", m, nd)).sum(-2)
+        if self.bend_p is not None:
+            disp = disp + self.bend(m, y, t)
+        return disp
+
+    def bend(self, m, y, t):
+        """Articulation in stamp px: s(y) (R(phi(t)) - I)(y - j), s = sigmoid(n . (y - j) / BEND_BAND),
+        phi = a sin(w t + psi). |grad| <= BEND_MAX (1 + max|y - j| / (4 BEND_BAND)) < 0.7: the map
+        y -> y + D(y) stays one-to-one and stamp_to_out's fixed point converges."""
+        d, nd = self.bend_p, t.dim() - 1
+        phi = self._p(d, "a", m, nd) * torch.sin(self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd))
+        r = y - self._p(d, "j", m, nd)
+        side = torch.sigmoid((r * self._p(d, "n", m, nd)).sum(-1) / BEND_BAND)
+        c, s = torch.cos(phi)[..., None], torch.sin(phi)[..., None]
+        rot_r = torch.stack([c[..., 0] * r[..., 0] - s[..., 0] * r[..., 1], s[..., 0] * r[..., 0] + c[..., 0] * r[..., 1]], -1)
+        return side[..., None] * (rot_r - r)
 
     def out_to_stamp(self, m, x, t):
         """Output px -> the stamp px that slot m shows there. x [B, *X, 2], t [B, *X]."""
@@ -288,8 +320,10 @@ class ClipParams:
         y = ((x - c)[..., None, :] @ inv2x2(A).transpose(-1, -2))[..., 0, :] + yc
         return y + self.deform(m, y, t)
 
-    def stamp_to_out(self, m, z, t, iters=8):
-        """Inverse of out_to_stamp. Fixed point y = z - D(y), a contraction since |grad D| < 0.5."""
+    def stamp_to_out(self, m, z, t, iters=None):
+        """Inverse of out_to_stamp. Fixed point y = z - D(y), a contraction since |grad D| < 0.5
+        (sine fields) or < 0.7 (articulation: more iterations)."""
+        iters = iters or (8 if self.bend_p is None else 40)
         y = z
         for _ in range(iters):
             y = z - self.deform(m, y, t)

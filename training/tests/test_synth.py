@@ -13,10 +13,28 @@ from edgetap.model import bilinear_sample  # noqa: E402
 DATA = os.path.join(HERE, "..", ".data")
 
 
+def test_object_maps_invert_exactly():
+    """stamp_to_out is the inverse of out_to_stamp for sine-deformed and articulated objects:
+    the ground truth of every object track rests on it."""
+    banks = synth.Banks(torch.zeros(1, 3, synth.BG, synth.BG, dtype=torch.uint8),
+                        torch.zeros(1, 4, synth.STAMP, synth.STAMP, dtype=torch.uint8))
+    for opt in (synth.SynthOptions(deform_prob=1.0), synth.SynthOptions(deform_prob=0.0, bend_prob=1.0)):
+        P = synth.ClipParams(banks, 6, 16, 128, torch.Generator().manual_seed(5), opt, "cpu")
+        moved = 0.0
+        for m in range(P.M):
+            z = torch.rand(6, 200, 16, 2, generator=torch.Generator().manual_seed(m)) * synth.STAMP
+            t = torch.arange(16.0)[None, None].expand(6, 200, 16)
+            x = P.stamp_to_out(m, z, t)
+            assert (P.out_to_stamp(m, x, t) - z).norm(dim=-1).max().item() < 1e-3
+            moved = max(moved, P.deform(m, z, t).norm(dim=-1).max().item())
+        assert moved > 2.0          # the deformation is really there (stamp px)
+
+
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
-def test_tracks_follow_content():
+@pytest.mark.parametrize("bend_prob", [0.0, 1.0])
+def test_tracks_follow_content(bend_prob):
     banks = synth.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
-    opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0)
+    opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob)
     gen = torch.Generator().manual_seed(3)
     B, T, S, N = 3, 8, 96, 64
     P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(3), opt, "cpu")
@@ -45,5 +63,7 @@ def test_tracks_follow_content():
 
 
 if __name__ == "__main__":
-    test_tracks_follow_content()
-    print("1 passed, 0 failed")
+    test_object_maps_invert_exactly()
+    test_tracks_follow_content(0.0)
+    test_tracks_follow_content(1.0)
+    print("3 passed, 0 failed")
