@@ -12,6 +12,8 @@ Sets (all query-first; coordinates scaled to 256x256; thresholds 1,2,4,8,16 px, 
   val    the held-out generated validation set used during training (training photos held out)
   badja  shared/data/eval/badja (AJ, delta_avg, OA, PCK@0.2*sqrt(mask area) in original pixels)
   pairs  shared/data/eval/pairs (2-frame sequences)
+  any other name: a folder of sequences under --eval-root (e.g. synth-eval-v1, the eval issue's
+         fixed generated set, with --eval-root build/eval-data)
 Runs on the CPU or a GPU; numbers are reported for the visibility rule in the model's JSON
 (`visible_rule`), and for the other rule too.
 """
@@ -75,7 +77,10 @@ def load_set(name, data, device, size=256, eval_root=None):
     if name == "val":
         return evalsets.generated_sequences(synth.load_train_banks(data, device, "val"), evalsets.VAL, device)
     root = os.path.join(eval_root or os.path.join(data, "eval"), name)
-    return [evalsets.load_sequence(os.path.join(root, s), size=size) for s in sorted(os.listdir(root))]
+    seqs = sorted(s for s in os.listdir(root) if os.path.isfile(os.path.join(root, s, "gt.json")))
+    if not seqs:
+        raise SystemExit(f"evaluate: {root}: no sequence folders with a gt.json")
+    return [evalsets.load_sequence(os.path.join(root, s), size=size) for s in seqs]
 
 
 def main():
