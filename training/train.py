@@ -53,7 +53,7 @@ def parse():
     ap.add_argument("--bend-prob", type=float, default=0.0,
                     help="fraction of the objects without sine deformation that articulate (0: rounds 1-2)")
     ap.add_argument("--query-patch", type=int, default=1,
-                    help="new model only: query descriptors per level, side (1, or 3 for local 4D correlation)")
+                    help="new checkpoint only: query descriptors per level, side (1, or 3 for local 4D correlation)")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
     ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
     ap.add_argument("--cpu", action="store_true", help="CPU, fp32 (tests only)")
@@ -105,6 +105,9 @@ def main():
     if os.path.exists(args.ckpt):
         ck = torch.load(args.ckpt, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
         cfg = EdgeTapConfig.from_dict(ck["config"])
+        if args.query_patch != 1 and args.query_patch != cfg.query_patch:
+            sys.exit(f"train.py: {args.ckpt} has query_patch {cfg.query_patch}; --query-patch {args.query_patch} "
+                     "only applies to a new checkpoint (give another --ckpt path)")
         for k in ("step", "seconds", "total_seconds", "log", "clips", "sched_step", "sched_seconds"):
             if k in ck:
                 state[k] = ck[k]
