@@ -8,7 +8,7 @@ No past frame or feature map is kept: the correlation only ever touches the curr
 import torch
 import torch.nn.functional as F
 
-from .model import bilinear_sample, patch_correlation, query_offsets, window_offsets
+from .model import patch_correlation, query_offsets, sample_around, window_offsets
 
 
 class StreamingTracker:
@@ -40,12 +40,10 @@ class StreamingTracker:
         """Correlation of each track's descriptors with a (2r+1)^2 window around p at each level,
         by sampling the current frame's features (the C++ path; never a full map)."""
         cfg = self.cfg
-        B, N = self.tq.shape
         off = window_offsets(cfg.radius, p.device)                      # [k*k, 2]
         out = []
         for li, (f, s) in enumerate(zip(feats, cfg.strides)):
-            pts = (p[:, :, None, :] / s + off).reshape(B, -1, 2)        # [B, N*k*k, 2]
-            smp = bilinear_sample(f, pts).reshape(B, N, off.shape[0], cfg.feat_dim)
+            smp = sample_around(f, p / s, off)                           # [B, N, k*k, D]
             out.append(patch_correlation(smp, self.desc[:, :, li], cfg.feat_dim))
         return torch.cat(out, dim=-1)
 
@@ -93,9 +91,7 @@ class StreamingTracker:
         is_q = self.tq == t
         if bool(is_q.any()):
             for li, (f, s) in enumerate(zip(feats, cfg.strides)):
-                P = self.qoff.shape[0]
-                d = bilinear_sample(f, (self.pq[:, :, None, :] / s + self.qoff).reshape(B, N * P, 2))
-                d = d.reshape(B, N, P, cfg.feat_dim)
+                d = sample_around(f, self.pq / s, self.qoff)               # [B, N, P, D]
                 self.desc[:, :, li] = torch.where(is_q[..., None, None], d, self.desc[:, :, li])
         slot = t % cfg.window
         self.slot_frame[slot] = t
@@ -151,9 +147,10 @@ def streaming_entries(model, feats, tq, pq):
     Training enters tracks with these so that it sees the errors streaming makes."""
     B = tq.shape[0]
     T = feats[0].shape[0] // B
+    per_clip = [f.reshape(B, T, *f.shape[1:]) for f in feats]
     st = StreamingTracker(model, tq, pq)
     entries = []
     for t in range(T):
         entries.append(st.p_last.clone())       # pq until the track's query frame has passed
-        st.step_features([f.reshape(B, T, *f.shape[1:])[:, t] for f in feats])
+        st.step_features([f[:, t] for f in per_clip])
     return torch.stack(entries, 2)

@@ -111,6 +111,14 @@ def window_offsets(radius, device):
     return torch.stack([dx, dy], dim=-1).reshape(-1, 2)
 
 
+def sample_around(feat, xy, offsets):
+    """feat [B, D, h, w]; xy [B, M, 2] in feature pixels; offsets [K, 2] -> [B, M, K, D]: the
+    features bilinearly sampled at every point plus every offset (zero outside the map)."""
+    B, M, _ = xy.shape
+    K = offsets.shape[0]
+    return bilinear_sample(feat, (xy[:, :, None, :] + offsets).reshape(B, M * K, 2)).reshape(B, M, K, -1)
+
+
 def query_offsets(cfg, device):
     """[P, 2] offsets (level cells) of a track's query descriptors around its query point,
     P = query_patch^2, row-major like window_offsets."""
@@ -336,8 +344,8 @@ class EdgeTap(nn.Module):
         P = qoff.shape[0]
         out = []
         for f, s in zip(feats, self.cfg.strides):
-            pts = (pq[:, :, None, :] / s + qoff).reshape(B, 1, N * P, 2).expand(B, T, N * P, 2)
-            allq = bilinear_sample(f, pts.reshape(B * T, N * P, 2)).reshape(B, T, N, P, D)
+            xy = (pq / s)[:, None].expand(B, T, N, 2).reshape(B * T, N, 2)
+            allq = sample_around(f, xy, qoff).reshape(B, T, N, P, D)
             out.append(torch.gather(allq, 1, tq[:, None, :, None, None].expand(B, 1, N, P, D))[:, 0])
         return out
 
@@ -350,8 +358,8 @@ class EdgeTap(nn.Module):
         k2 = off.shape[0]
         out = []
         for f, s, desc in zip(feats, self.cfg.strides, descs):
-            g = (p.transpose(1, 2)[:, :, :, None, :] / s + off).reshape(B * T, N * k2, 2)
-            win = bilinear_sample(f, g).reshape(B, T, N, k2, D).transpose(1, 2)           # [B, N, T, k2, D]
+            xy = (p.transpose(1, 2) / s).reshape(B * T, N, 2)
+            win = sample_around(f, xy, off).reshape(B, T, N, k2, D).transpose(1, 2)         # [B, N, T, k2, D]
             out.append(patch_correlation(win, desc[:, :, None], D))
         return torch.cat(out, dim=-1)
 

@@ -309,8 +309,7 @@ class ClipParams:
         phi = self._p(d, "a", m, nd) * torch.sin(self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd))
         r = y - self._p(d, "j", m, nd)
         side = torch.sigmoid((r * self._p(d, "n", m, nd)).sum(-1) / BEND_BAND)
-        c, s = torch.cos(phi)[..., None], torch.sin(phi)[..., None]
-        rot_r = torch.stack([c[..., 0] * r[..., 0] - s[..., 0] * r[..., 1], s[..., 0] * r[..., 0] + c[..., 0] * r[..., 1]], -1)
+        rot_r = (rot(phi) @ r[..., None])[..., 0]
         return side[..., None] * (rot_r - r)
 
     def out_to_stamp(self, m, x, t):
