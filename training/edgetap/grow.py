@@ -1,0 +1,64 @@
+"""Function-preserving growth of a trained EdgeTAP network into a larger architecture, so a new
+round keeps what earlier rounds learned instead of starting from scratch.
+
+* query_patch 1 -> q (odd): the q x q descriptors' centre is the old single descriptor, and the
+  window correlation of the centre equals the old sampled correlation map (bilinear sampling is
+  linear), so the old corr1 columns move to the centre descriptor's slots and the new columns
+  start at zero.
+* blocks B -> B + k: the new blocks are appended with zero output projections (attention `proj`
+  and MLP `fc2`), so each is the identity on the residual stream until trained.
+
+The grown model computes exactly the old function (tests/test_grow.py).
+"""
+import torch
+
+from .model import EdgeTap, EdgeTapConfig
+
+
+def corr_column_map(old, new):
+    """Index into the new corr1 input for every old input: level l, window position j of the
+    old single descriptor -> level l, centre descriptor, position j (query index outer)."""
+    k2 = (2 * old.radius + 1) ** 2
+    p_new = new.query_patch ** 2
+    centre = p_new // 2
+    cols = []
+    for lvl in range(len(old.strides)):
+        for j in range(k2):
+            cols.append(lvl * p_new * k2 + centre * k2 + j)
+    return torch.tensor(cols)
+
+
+def check_growable(old, new):
+    same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in ("version", "query_patch", "blocks")]
+    diff = [f for f in same if getattr(old, f) != getattr(new, f)]
+    if diff:
+        raise ValueError(f"grow: only query_patch and blocks can change; also changed: {', '.join(diff)}")
+    if old.query_patch != 1 and new.query_patch != old.query_patch:
+        raise ValueError(f"grow: query_patch {old.query_patch} -> {new.query_patch}: only 1 -> q is supported")
+    if new.query_patch % 2 != 1 or new.query_patch < 1:
+        raise ValueError(f"grow: query_patch must be odd, got {new.query_patch}")
+    if new.blocks < old.blocks:
+        raise ValueError(f"grow: blocks {old.blocks} -> {new.blocks}: cannot remove blocks")
+
+
+@torch.no_grad()
+def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
+    """old_sd: state dict of EdgeTap(old_cfg) -> state dict of EdgeTap(new_cfg) computing the
+    same function. New blocks get a fresh random init (seeded) except their zeroed outputs."""
+    check_growable(old_cfg, new_cfg)
+    torch.manual_seed(seed)
+    sd = EdgeTap(new_cfg).state_dict()
+    for k, v in old_sd.items():
+        if k == "tracker.corr1.weight" and new_cfg.query_patch != old_cfg.query_patch:
+            w = torch.zeros_like(sd[k])
+            w[:, corr_column_map(old_cfg, new_cfg)] = v
+            sd[k] = w
+        else:
+            if sd[k].shape != v.shape:
+                raise ValueError(f"grow: {k}: shape {tuple(v.shape)} -> {tuple(sd[k].shape)} is not a supported change")
+            sd[k] = v.clone()
+    for b in range(old_cfg.blocks, new_cfg.blocks):
+        for name in ("proj", "fc2"):
+            sd[f"tracker.blocks.{b}.{name}.weight"].zero_()
+            sd[f"tracker.blocks.{b}.{name}.bias"].zero_()
+    return sd

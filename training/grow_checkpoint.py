@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Grows a training checkpoint into a larger architecture that computes the same function
+(edgetap/grow.py says how), for a new round that keeps the earlier rounds' training.
+
+  python3 training/grow_checkpoint.py --from training/checkpoints/edgetap-small.pt \
+      --to training/checkpoints/edgetap-small.pt.new --query-patch 3 [--blocks 4]
+
+The new checkpoint keeps step, trained seconds, clip count and log; it has no optimizer state
+(shapes changed), so resume it with a fresh schedule: train.py --ckpt NEW --new-schedule S.
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from edgetap.grow import grow_state_dict  # noqa: E402
+from edgetap.model import EdgeTapConfig  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--from", dest="src", required=True)
+    ap.add_argument("--to", dest="dst", required=True)
+    ap.add_argument("--query-patch", type=int, default=None)
+    ap.add_argument("--blocks", type=int, default=None)
+    args = ap.parse_args()
+    if os.path.abspath(args.src) == os.path.abspath(args.dst):
+        sys.exit("grow_checkpoint.py: --to must differ from --from (the source stays as it is)")
+    ck = torch.load(args.src, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
+    old = EdgeTapConfig.from_dict(ck["config"])
+    d = old.to_dict()
+    if args.query_patch is not None:
+        d["query_patch"] = args.query_patch
+    if args.blocks is not None:
+        d["blocks"] = args.blocks
+    new = EdgeTapConfig.from_dict(d)
+    try:
+        sd = grow_state_dict(ck["model"], old, new)
+    except ValueError as e:
+        sys.exit(f"grow_checkpoint.py: {args.src}: {e}")
+    out = {k: v for k, v in ck.items() if k not in ("model", "opt", "config")}
+    out.update(model=sd, config=new.to_dict(), grown_from=dict(config=old.to_dict(), step=ck.get("step", 0)))
+    torch.save(out, args.dst)
+    print(f"{args.dst}: query_patch {old.query_patch} -> {new.query_patch}, blocks {old.blocks} -> {new.blocks}, "
+          f"step {out.get('step', 0)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""A grown network (edgetap/grow.py) computes exactly what the network it grew from computes."""
+import os
+import sys
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from edgetap.grow import grow_state_dict  # noqa: E402
+from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
+from edgetap.weights import randomize_weights_  # noqa: E402
+
+
+def _outputs(m, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    B, T, N, S = 1, 6, 5, 64
+    video = torch.rand(B, T, 3, S, S, generator=g) * 255
+    tq = torch.tensor([[0, 0, 2, 3, 5]])
+    pq = torch.rand(B, N, 2, generator=g) * (S - 1)
+    p_init = pq[:, :, None, :] + torch.randn(B, N, T, 2, generator=g) * 2
+    with torch.no_grad():
+        return m.forward_parallel(video, tq, pq, p_init)
+
+
+@pytest.mark.parametrize("query_patch,blocks", [(3, 2), (5, 2), (3, 3), (1, 4)])
+def test_grown_network_computes_the_same(query_patch, blocks):
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+    old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(2), 0.2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), query_patch=query_patch, blocks=blocks))
+    new = EdgeTap(new_cfg).eval()
+    new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
+    for a, b in zip(_outputs(old), _outputs(new)):
+        assert (a - b).abs().max().item() < 1e-4
+    # the new correlation inputs are live: perturbing them changes the output
+    with torch.no_grad():
+        new.tracker.corr1.weight.add_(0.05)
+    assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
+
+
+def test_unsupported_change_is_named():
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), width=64))
+    with pytest.raises(ValueError, match="width"):
+        grow_state_dict(EdgeTap(old_cfg).state_dict(), old_cfg, new_cfg)
