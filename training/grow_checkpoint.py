@@ -17,6 +17,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap.grow import grow_state_dict  # noqa: E402
 from edgetap.model import EdgeTapConfig  # noqa: E402
+from edgetap.weights import load_checkpoint  # noqa: E402
 
 
 def main():
@@ -28,7 +29,7 @@ def main():
     args = ap.parse_args()
     if os.path.abspath(args.src) == os.path.abspath(args.dst):
         sys.exit("grow_checkpoint.py: --to must differ from --from (the source stays as it is)")
-    ck = torch.load(args.src, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
+    ck = load_checkpoint(args.src)
     old = EdgeTapConfig.from_dict(ck["config"])
     d = old.to_dict()
     if args.query_patch is not None:

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, synth  # noqa: E402
 from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
+from edgetap.weights import load_checkpoint  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -103,7 +104,7 @@ def main():
     state = dict(step=0, seconds=0.0, total_seconds=args.total_seconds or 1300.0, log=[], clips=0)
     ck = None
     if os.path.exists(args.ckpt):
-        ck = torch.load(args.ckpt, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
+        ck = load_checkpoint(args.ckpt)
         cfg = EdgeTapConfig.from_dict(ck["config"])
         if args.query_patch != 1 and args.query_patch != cfg.query_patch:
             sys.exit(f"train.py: {args.ckpt} has query_patch {cfg.query_patch}; --query-patch {args.query_patch} "

@@ -52,8 +52,13 @@ def read_safetensors(path):
     return out, meta
 
 
+def load_checkpoint(path):
+    """A training checkpoint (train.py's dict: weights, optimizer, step, schedule, config, log)."""
+    return torch.load(path, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
+
+
 def load_checkpoint_model(path, fold=True):
-    ck = torch.load(path, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
+    ck = load_checkpoint(path)
     m = EdgeTap(EdgeTapConfig.from_dict(ck["config"]))
     m.load_state_dict(ck["model"])
     m.eval()
