@@ -94,9 +94,14 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--size", type=int, default=256, help="model input size for badja/pairs (multiple of 32)")
     ap.add_argument("--eval-root", default=None, help="full-resolution sets (e.g. ../shared/data/eval) for --size != 256")
+    ap.add_argument("--fp16", action="store_true",
+                    help="GPU only: run the network under float16 autocast (FP16 convolutions and matrix products)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if args.fp16 and dev.type != "cuda":
+        raise SystemExit("evaluate: --fp16 needs a CUDA GPU")
+    precision = torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16)
     if args.ckpt:
         model, _ = load_checkpoint_model(args.ckpt)
         rule = "vis*conf"
@@ -104,11 +109,13 @@ def main():
         model = load_exported_model(args.weights, os.path.splitext(args.weights)[0] + ".json")
         rule = json.load(open(os.path.splitext(args.weights)[0] + ".json")).get("visible_rule", "vis")
     model = model.to(dev).eval()
-    results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, sets={})
+    results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule,
+                   precision="fp16 autocast" if args.fp16 else "fp32", sets={})
     for name in args.sets.split(","):
         t0 = time.time()
         seqs = load_set(name, args.data, dev, args.size, args.eval_root)
-        per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True)
+        with precision:
+            per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True)
         entry = {"edgetap[vis]": evalsets.summarize(per_v), "edgetap[vis*conf]": evalsets.summarize(per_c),
                  "per_sequence[vis*conf]": [{k: v for k, v in m.items() if k != "pred"} for m in per_c],
                  "seconds": round(time.time() - t0, 1),
