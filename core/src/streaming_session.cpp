@@ -180,12 +180,10 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
       for (int l = 0; l < L; ++l) {
         const FeatureMap& f = pyramid_.levels[l];
         const float s = static_cast<float>(c.strides[l]);
-        for (int j = 0; j < qc; ++j) {
-          const std::size_t lj = static_cast<std::size_t>(l) * qc + j;
-          k::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, p_[i].x / s, p_[i].y / s, c.radius,
-                                    tr.descriptors.data() + lj * c.feat_dim,
-                                    corr_.data() + static_cast<std::size_t>(i) * c.n_corr() + lj * wc);
-        }
+        const std::size_t l0 = static_cast<std::size_t>(l) * qc;
+        k::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, p_[i].x / s, p_[i].y / s, c.radius,
+                                  tr.descriptors.data() + l0 * c.feat_dim, qc,
+                                  corr_.data() + static_cast<std::size_t>(i) * c.n_corr() + l0 * wc);
       }
     }
     if (it == 0) first_corr_ = corr_;

@@ -63,21 +63,23 @@ TEST(CpuKernels, Conv2dMatchesDirectConvolution) {
 
 TEST(CpuKernels, WindowCorrelationEqualsSampleThenDot) {
   std::mt19937 rng(3);
-  const int H = 11, W = 13, C = 16, r = 3;
-  const auto map = random_vector(H * W * C, rng), desc = random_vector(C, rng);
+  const int H = 11, W = 13, C = 20, r = 3, n_desc = 3, k2 = (2 * r + 1) * (2 * r + 1);  // C: 8-lane body + tail
+  const auto map = random_vector(H * W * C, rng), descs = random_vector(n_desc * C, rng);
   std::uniform_real_distribution<float> where(-4.f, 15.f);  // includes points near and beyond the border
   for (int trial = 0; trial < 50; ++trial) {
     const float x = where(rng), y = where(rng);
-    std::vector<float> fast((2 * r + 1) * (2 * r + 1)), sample(C);
-    k::window_correlation_hwc(map.data(), H, W, C, x, y, r, desc.data(), fast.data());
-    for (int dy = -r; dy <= r; ++dy)
-      for (int dx = -r; dx <= r; ++dx) {
-        k::bilinear_sample_hwc(map.data(), H, W, C, x + dx, y + dy, sample.data());
-        double ref = 0;
-        for (int c = 0; c < C; ++c) ref += sample[c] * desc[c];
-        ref /= std::sqrt(static_cast<double>(C));
-        ASSERT_NEAR(fast[(dy + r) * (2 * r + 1) + dx + r], ref, kTolerance) << "at " << x << "," << y;
-      }
+    std::vector<float> fast(n_desc * k2), sample(C);
+    k::window_correlation_hwc(map.data(), H, W, C, x, y, r, descs.data(), n_desc, fast.data());
+    for (int d = 0; d < n_desc; ++d)
+      for (int dy = -r; dy <= r; ++dy)
+        for (int dx = -r; dx <= r; ++dx) {
+          k::bilinear_sample_hwc(map.data(), H, W, C, x + dx, y + dy, sample.data());
+          double ref = 0;
+          for (int c = 0; c < C; ++c) ref += sample[c] * descs[d * C + c];
+          ref /= std::sqrt(static_cast<double>(C));
+          ASSERT_NEAR(fast[d * k2 + (dy + r) * (2 * r + 1) + dx + r], ref, kTolerance)
+              << "descriptor " << d << " at " << x << "," << y;
+        }
   }
 }
 

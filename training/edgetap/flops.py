@@ -2,7 +2,7 @@
 
 Run: python3 -m edgetap.flops (from training/) prints the table used in models/README.md.
 """
-from .model import EdgeTapConfig
+from .model import EdgeTap, EdgeTapConfig
 
 
 def encoder_flops(cfg, H, W):
@@ -50,8 +50,27 @@ def state_floats_per_track(cfg):
     return L * cfg.query_patch ** 2 * cfg.feat_dim + 2 + 2 + cfg.iters * cfg.blocks * 2 * (cfg.window + 1) * cfg.width
 
 
+def param_breakdown(cfg):
+    """Parameters of the exported network (BatchNorm folded) by part."""
+    m = EdgeTap(cfg).fold_bn_()
+    t = m.tracker
+    n = lambda mod: sum(p.numel() for p in mod.parameters())   # noqa: E731
+    out = dict(encoder=n(m.encoder), corr_mlp=n(t.corr1) + n(t.corr2), token=n(t.inp), blocks=n(t.blocks))
+    out["rest"] = n(m) - sum(out.values())
+    out["total"] = n(m)
+    return out
+
+
 if __name__ == "__main__":
-    cfg = EdgeTapConfig()
+    # python3 -m edgetap.flops [MODEL_JSON]   (default: the shipped models/edgetap-small.json)
+    import json
+    import os
+    import sys
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "edgetap-small.json")
+    cfg = EdgeTapConfig.from_dict(json.load(open(path))["config"])
+    print(f"{os.path.normpath(path)}: query_patch {cfg.query_patch}, blocks {cfg.blocks}, width {cfg.width}")
+    print("parameters (BatchNorm folded):", param_breakdown(cfg))
     print("per track per frame:", track_flops(cfg))
     for s in (192, 256, 320, 384):
         for n in (256, 1024):

@@ -32,10 +32,11 @@ void add_upsample2_hwc(const float* coarse, int Hc, int Wc, int C, float* fine);
 void bilinear_sample_hwc(const float* map, int H, int W, int C, float x, float y, float* out);
 
 // Local correlation: for a point at (x, y) in cell units, the (2r+1)^2 window
-// of offsets (row-major, dy outer) sampled bilinearly and dotted with `desc`
-// (C floats), scaled by 1/sqrt(C). Writes (2r+1)^2 values.
-void window_correlation_hwc(const float* map, int H, int W, int C, float x, float y, int radius, const float* desc,
-                            float* out);
+// of offsets (row-major, dy outer) sampled bilinearly and dotted with each of
+// `n_desc` descriptors (C floats each, contiguous), scaled by 1/sqrt(C).
+// Writes n_desc * (2r+1)^2 values, descriptor outer.
+void window_correlation_hwc(const float* map, int H, int W, int C, float x, float y, int radius, const float* descs,
+                            int n_desc, float* out);
 
 // Row-wise LayerNorm over `width` with gamma/beta, eps 1e-5.
 void layer_norm_rows(const float* in, int rows, int width, const float* gamma, const float* beta, float* out);
