@@ -53,6 +53,8 @@ def parse():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--bend-prob", type=float, default=0.0,
                     help="fraction of the objects without sine deformation that articulate (0: rounds 1-2)")
+    ap.add_argument("--tilt-prob", type=float, default=0.0,
+                    help="fraction of the objects whose plane turns back and forth in depth (perspective; 0: rounds 1-3)")
     ap.add_argument("--query-patch", type=int, default=1,
                     help="new checkpoint only: query descriptors per level, side (1, or 3 for local 4D correlation)")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
@@ -146,7 +148,7 @@ def main():
               f"setup {time.time() - t_start:.1f}s", flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [int(s) for s in args.sizes.split(",")]
-    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob)
+    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob)
 
     def validate():
         model.eval()

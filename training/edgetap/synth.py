@@ -2,8 +2,9 @@
 
 A clip is a background photo under a smooth homography path (camera motion) plus up to
 `max_objects` photo cut-outs (RGBA) under smooth affine paths with optional smooth non-rigid
-deformation (travelling sine fields) or articulation (a part swinging about a hinge),
-composited in a fixed z-order. Every track is a point on one layer: its position in
+deformation (travelling sine fields) or articulation (a part swinging about a hinge) and an
+optional turn of the cut-out's plane in depth (perspective foreshortening), composited in a
+fixed z-order. Every track is a point on one layer: its position in
 every frame follows from the layer's transform, and it is visible where it is inside the frame
 and its own layer is the topmost opaque one (alpha > 0.5) at its pixel. Photometric drift per
 layer, global gain, noise, defocus blur and motion blur (averaged sub-frame renders).
@@ -26,6 +27,8 @@ BG = 512
 STAMP = 128
 BEND_MAX = 0.3           # largest articulation swing, rad
 BEND_BAND = STAMP / 5.0  # width of the soft band between the swinging part and the rest, stamp px
+TILT_MAX = 0.25          # largest perspective term g.v over the cut-out's half-extent (0.25: its
+                         # near side shows up to (1 + 0.25 sqrt 2) / (1 - 0.25 sqrt 2) = 2.1x its far side)
 # backgrounds held out of training for the periodic validation set (file-name prefixes)
 VAL_BG = ("photo_003_", "photo_010_", "photo_030_", "pattern_000", "pattern_050", "pattern_100")
 
@@ -41,6 +44,8 @@ class SynthOptions:
     # articulation of the objects without sine deformation; 0 in the defaults, which define the
     # fixed generated evaluation and validation sets (train.py --bend-prob turns it on)
     bend_prob: float = 0.0
+    # objects whose plane turns back and forth in depth (perspective); 0 in the defaults too
+    tilt_prob: float = 0.0
     motion_blur_prob: float = 0.2
     defocus_prob: float = 0.25
     noise_max: float = 0.03
@@ -231,6 +236,13 @@ class ClipParams:
                 psi=_u(gen, B, M, hi=2 * math.pi), j=_u(gen, B, M, 2, lo=0.3, hi=0.7) * STAMP,
                 n=_rand_dir(gen, B, M),
             )
+        # turn in depth: the affine image v of a stamp point is shown at c + v / (1 + g(t) . v),
+        # g(t) = k sin(w t + psi) dir / (half-extent of the cut-out), |k| <= TILT_MAX
+        self.tilt_p = None
+        if opt.tilt_prob > 0:
+            tilt = (torch.rand(B, M, generator=gen) < opt.tilt_prob).float()
+            self.tilt_p = dict(k=_u(gen, B, M, lo=0.08, hi=TILT_MAX) * tilt, w=_u(gen, B, M, lo=0.05, hi=0.3),
+                               psi=_u(gen, B, M, hi=2 * math.pi), dir=_rand_dir(gen, B, M))
         # photometric
         self.photo = dict(
             g0=_n(gen, B, 3, std=0.1), g1=_n(gen, B, 3, std=0.12),
@@ -242,7 +254,7 @@ class ClipParams:
         )
         self.motion_blur = bool(torch.rand(1, generator=gen) < opt.motion_blur_prob)
         self.shutter = float(_u(gen, 1, lo=0.3, hi=0.8))
-        for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}):
+        for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {}):
             for k in d:
                 d[k] = d[k].to(device)
         self.active = self.active.to(device)
@@ -312,11 +324,27 @@ class ClipParams:
         rot_r = (rot(phi) @ r[..., None])[..., 0]
         return side[..., None] * (rot_r - r)
 
+    def tilt(self, m, t):
+        """Perspective vector g [B, *X, 2] (1 / output px) of slot m at times t [B, *X]; zero
+        without tilt. Scaled by the cut-out's current half-extent, so |g . v| <= TILT_MAX sqrt 2
+        over the stamp: the denominator 1 + g . v stays >= 0.64."""
+        d, nd = self.tilt_p, t.dim() - 1
+        half = self._p(self.obj, "s0", m, nd) * torch.exp(self._p(self.obj, "zeta", m, nd) * t) * (STAMP / 2.0)
+        k = self._p(d, "k", m, nd) * torch.sin(self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd))
+        return (k / half)[..., None] * self._p(d, "dir", m, nd)
+
     def out_to_stamp(self, m, x, t):
         """Output px -> the stamp px that slot m shows there. x [B, *X, 2], t [B, *X]."""
         A, c = self.obj_affine(m, t)
         yc = (STAMP - 1) / 2.0
-        y = ((x - c)[..., None, :] @ inv2x2(A).transpose(-1, -2))[..., 0, :] + yc
+        u = x - c
+        if self.tilt_p is not None:
+            # undo u = v / (1 + g.v): v = u / (1 - g.u). A pixel with 1 - g.u <= 0.05 lies near or
+            # beyond the plane's horizon, where v would blow up (|g.v| >= 1, while the stamp has
+            # |g.v| <= 0.36): it shows nothing of this cut-out
+            den = 1 - (self.tilt(m, t) * u).sum(-1, keepdim=True)
+            u = torch.where(den > 0.05, u / den.clamp_min(0.05), torch.full_like(u, 1e6))
+        y = (u[..., None, :] @ inv2x2(A).transpose(-1, -2))[..., 0, :] + yc
         return y + self.deform(m, y, t)
 
     def stamp_to_out(self, m, z, t, iters=None):
@@ -327,7 +355,10 @@ class ClipParams:
         for _ in range(iters):
             y = z - self.deform(m, y, t)
         A, c = self.obj_affine(m, t)
-        return ((y - (STAMP - 1) / 2.0)[..., None, :] @ A.transpose(-1, -2))[..., 0, :] + c
+        v = ((y - (STAMP - 1) / 2.0)[..., None, :] @ A.transpose(-1, -2))[..., 0, :]
+        if self.tilt_p is not None:
+            v = v / (1 + (self.tilt(m, t) * v).sum(-1, keepdim=True))
+        return v + c
 
 
 def _sample_tex(tex, coords, size):

@@ -14,11 +14,12 @@ DATA = os.path.join(HERE, "..", ".data")
 
 
 def test_object_maps_invert_exactly():
-    """stamp_to_out is the inverse of out_to_stamp for sine-deformed and articulated objects:
-    the ground truth of every object track rests on it."""
+    """stamp_to_out is the inverse of out_to_stamp for sine-deformed, articulated and tilted
+    objects: the ground truth of every object track rests on it."""
     banks = synth.Banks(torch.zeros(1, 3, synth.BG, synth.BG, dtype=torch.uint8),
                         torch.zeros(1, 4, synth.STAMP, synth.STAMP, dtype=torch.uint8))
-    for opt in (synth.SynthOptions(deform_prob=1.0), synth.SynthOptions(deform_prob=0.0, bend_prob=1.0)):
+    for opt in (synth.SynthOptions(deform_prob=1.0), synth.SynthOptions(deform_prob=0.0, bend_prob=1.0),
+                synth.SynthOptions(deform_prob=0.5, bend_prob=1.0, tilt_prob=1.0)):
         P = synth.ClipParams(banks, 6, 16, 128, torch.Generator().manual_seed(5), opt, "cpu")
         moved = 0.0
         for m in range(P.M):
@@ -31,10 +32,10 @@ def test_object_maps_invert_exactly():
 
 
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
-@pytest.mark.parametrize("bend_prob", [0.0, 1.0])
-def test_tracks_follow_content(bend_prob):
+@pytest.mark.parametrize("bend_prob,tilt_prob", [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)])
+def test_tracks_follow_content(bend_prob, tilt_prob):
     banks = synth.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
-    opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob)
+    opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob, tilt_prob=tilt_prob)
     gen = torch.Generator().manual_seed(3)
     B, T, S, N = 3, 8, 96, 64
     P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(3), opt, "cpu")
@@ -62,8 +63,39 @@ def test_tracks_follow_content(bend_prob):
     assert vis.float().mean().item() > 0.3
 
 
+def test_tilt_foreshortens_and_hides_beyond_the_horizon():
+    """A tilted cut-out is shown smaller on its far side than on its near side, and an output
+    pixel beyond the plane's horizon (1 - g.u <= 0) shows nothing of it."""
+    banks = synth.Banks(torch.zeros(1, 3, synth.BG, synth.BG, dtype=torch.uint8),
+                        torch.zeros(1, 4, synth.STAMP, synth.STAMP, dtype=torch.uint8))
+    opt = synth.SynthOptions(deform_prob=0.0, tilt_prob=1.0)
+    P = synth.ClipParams(banks, 1, 4, 128, torch.Generator().manual_seed(2), opt, "cpu")
+    m, t = 0, torch.full((1, 1), 1.0)
+    g = P.tilt(m, t)[0, 0]
+    assert g.norm().item() > 0
+    A, c = P.obj_affine(m, t)
+    yc = (synth.STAMP - 1) / 2.0
+    # stamp points a few px apart on the near (g.v < 0) and far (g.v > 0) side, along g
+    dirs = torch.linalg.solve(A[0, 0], g / g.norm())          # stamp direction whose image is along g
+    dirs = dirs / dirs.norm()
+    def shown_length(side):
+        a = torch.tensor([yc, yc]) + side * 40 * dirs
+        pts = torch.stack([a, a + 2 * dirs])[None, :, None, :].expand(1, 2, 1, 2)
+        x = P.stamp_to_out(m, pts, t.expand(1, 2)[..., None].reshape(1, 2, 1))
+        return (x[0, 1, 0] - x[0, 0, 0]).norm().item()
+    assert shown_length(+1) < shown_length(-1)
+    # on the horizon (1 - g.u = 0) and beyond it: finite, and outside the stamp (transparent)
+    lam = torch.tensor([1.0, 1.5, 3.0])
+    beyond = c[0, 0] + lam[:, None] * g / g.norm() ** 2
+    y = P.out_to_stamp(m, beyond[None], t.expand(1, 3))
+    assert bool(torch.isfinite(y).all())
+    assert bool(((y < 0) | (y > synth.STAMP - 1)).any(-1).all())
+
+
 if __name__ == "__main__":
     test_object_maps_invert_exactly()
-    test_tracks_follow_content(0.0)
-    test_tracks_follow_content(1.0)
-    print("3 passed, 0 failed")
+    test_tracks_follow_content(0.0, 0.0)
+    test_tracks_follow_content(1.0, 0.0)
+    test_tracks_follow_content(0.0, 1.0)
+    test_tilt_foreshortens_and_hides_beyond_the_horizon()
+    print("6 passed, 0 failed")
