@@ -23,24 +23,16 @@ const std::vector<std::string> kSettingKeys = {"model_size", "tracker", "queries
                                                "budget_ms",  "ladder",  "governor", "capture", "publish"};
 
 void read_points(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<ExplicitPoint>& out) {
-  if (!list.IsSequence()) {
-    r.problem(list, path, "expected a list of points {id, x, y}");
-    return;
-  }
-  std::vector<ExplicitPoint> points;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const YAML::Node item = list[i];
-    const std::string at = path + "[" + std::to_string(i) + "]";
-    if (!r.expect_map(item, at, {"id", "x", "y"})) continue;
-    ExplicitPoint point;
-    point.id = "q" + std::to_string(i);
-    r.read_string(item, at, "id", point.id);
-    if (!item["x"] || !item["y"]) r.problem(item, at, "a point needs both x and y (source-image pixels)");
-    r.read_double(item, at, "x", 0.0, 100000.0, point.x);
-    r.read_double(item, at, "y", 0.0, 100000.0, point.y);
-    points.push_back(point);
-  }
-  out = std::move(points);  // lists replace the default's list
+  r.read_map_list(list, path, "expected a list of points {id, x, y}", {"id", "x", "y"}, out,
+                  [&r](const YAML::Node& item, const std::string& at, std::size_t i) {
+                    ExplicitPoint point;
+                    point.id = "q" + std::to_string(i);
+                    r.read_string(item, at, "id", point.id);
+                    if (!item["x"] || !item["y"]) r.problem(item, at, "a point needs both x and y (source-image pixels)");
+                    r.read_double(item, at, "x", 0.0, 100000.0, point.x);
+                    r.read_double(item, at, "y", 0.0, 100000.0, point.y);
+                    return point;
+                  });
 }
 
 void read_queries(YamlReader& r, const YAML::Node& node, const std::string& path, QuerySettings& q) {
@@ -61,29 +53,24 @@ void read_queries(YamlReader& r, const YAML::Node& node, const std::string& path
 }
 
 void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<Rung>& out) {
-  if (!list.IsSequence()) {
-    r.problem(list, path, "expected a list of rungs {tracker, precision, size, iters, max_points, stride} ([] = the default ladder)");
-    return;
-  }
-  std::vector<Rung> ladder;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const YAML::Node item = list[i];
-    const std::string at = path + "[" + std::to_string(i) + "]";
-    if (!r.expect_map(item, at, {"tracker", "precision", "size", "iters", "max_points", "stride"})) continue;
-    Rung rung;
-    int tracker = 0, precision = 0;
-    r.read_choice(item, at, "tracker", {"edgetap", "klt"}, tracker);
-    r.read_choice(item, at, "precision", {"fp32", "fp16"}, precision);
-    rung.tracker = tracker == 1 ? "klt" : "edgetap";
-    rung.precision = precision == 1 ? "fp16" : "fp32";
-    r.read_int_pair(item, at, "size", 32, 2048, rung.width, rung.height);
-    r.read_int(item, at, "iters", 1, 16, rung.iters);
-    r.read_int(item, at, "max_points", 1, 16384, rung.max_points);
-    r.read_int(item, at, "stride", 1, 30, rung.stride);
-    if (rung.tracker == "klt" && i + 1 != list.size()) r.problem(item, at, "a klt rung can only be the last rung");
-    ladder.push_back(rung);
-  }
-  out = std::move(ladder);  // lists replace
+  r.read_map_list(
+      list, path,
+      "expected a list of rungs {tracker, precision, size, iters, max_points, stride} ([] = the default ladder)",
+      {"tracker", "precision", "size", "iters", "max_points", "stride"}, out,
+      [&r, &list](const YAML::Node& item, const std::string& at, std::size_t i) {
+        Rung rung;
+        int tracker = 0, precision = 0;
+        r.read_choice(item, at, "tracker", {"edgetap", "klt"}, tracker);
+        r.read_choice(item, at, "precision", {"fp32", "fp16"}, precision);
+        rung.tracker = tracker == 1 ? "klt" : "edgetap";
+        rung.precision = precision == 1 ? "fp16" : "fp32";
+        r.read_int_pair(item, at, "size", 32, 2048, rung.width, rung.height);
+        r.read_int(item, at, "iters", 1, 16, rung.iters);
+        r.read_int(item, at, "max_points", 1, 16384, rung.max_points);
+        r.read_int(item, at, "stride", 1, 30, rung.stride);
+        if (rung.tracker == "klt" && i + 1 != list.size()) r.problem(item, at, "a klt rung can only be the last rung");
+        return rung;
+      });
 }
 
 void read_governor(YamlReader& r, const YAML::Node& node, const std::string& path, GovernorSettings& g) {

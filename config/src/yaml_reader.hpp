@@ -44,6 +44,26 @@ class YamlReader {
   void read_int_pair(const YAML::Node& map, const std::string& path, const char* key, int lo, int hi,
                      int& first, int& second);
 
+  // Reads a list of maps with keys from `valid` into `out`, which the list replaces whole:
+  // `read_item(item, item_path, index)` returns one element. An item that is not a map or has
+  // unknown keys is reported and left out; a value that is not a list is reported with
+  // `expected` and leaves `out` unchanged.
+  template <class T, class ReadItem>
+  void read_map_list(const YAML::Node& list, const std::string& path, const std::string& expected,
+                     const std::vector<std::string>& valid, std::vector<T>& out, ReadItem read_item) {
+    if (!list.IsSequence()) {
+      problem(list, path, expected);
+      return;
+    }
+    std::vector<T> items;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node item = list[i];
+      const std::string at = path + "[" + std::to_string(i) + "]";
+      if (expect_map(item, at, valid)) items.push_back(read_item(item, at, i));
+    }
+    out = std::move(items);
+  }
+
   static std::string join(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
   }

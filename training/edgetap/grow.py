@@ -46,8 +46,9 @@ def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
     """old_sd: state dict of EdgeTap(old_cfg) -> state dict of EdgeTap(new_cfg) computing the
     same function. New blocks get a fresh random init (seeded) except their zeroed outputs."""
     check_growable(old_cfg, new_cfg)
-    torch.manual_seed(seed)
-    sd = EdgeTap(new_cfg).state_dict()
+    with torch.random.fork_rng(devices=[]):      # seeded init without touching the caller's RNG
+        torch.manual_seed(seed)
+        sd = EdgeTap(new_cfg).state_dict()
     for k, v in old_sd.items():
         if k == "tracker.corr1.weight" and new_cfg.query_patch != old_cfg.query_patch:
             w = torch.zeros_like(sd[k])

@@ -287,6 +287,11 @@ class ClipParams:
         x = d[key][:, m]
         return x.reshape((x.shape[0],) + (1,) * nd + tuple(x.shape[1:]))
 
+    def obj_scale(self, m, t):
+        """Output px per stamp px of slot m at times t [B, *X] -> [B, *X]."""
+        o, nd = self.obj, t.dim() - 1
+        return self._p(o, "s0", m, nd) * torch.exp(self._p(o, "zeta", m, nd) * t)
+
     def obj_affine(self, m, t):
         """Object slot m at times t [B, *X] -> A [B, *X, 2, 2], c [B, *X, 2]:
         output = c + A (y - y_c), y in stamp px, y_c the stamp centre."""
@@ -295,8 +300,7 @@ class ClipParams:
         ctr = (self._p(o, "c0", m, nd) + self._p(o, "v", m, nd) * t_ + 0.5 * self._p(o, "acc", m, nd) * t_ ** 2
                + self._p(o, "amp", m, nd) * torch.sin(self._p(o, "w", m, nd) * t_ + self._p(o, "ph", m, nd)))
         th = self._p(o, "th0", m, nd) + self._p(o, "om", m, nd) * t
-        s = self._p(o, "s0", m, nd) * torch.exp(self._p(o, "zeta", m, nd) * t)
-        A = rot(th) * s[..., None, None]
+        A = rot(th) * self.obj_scale(m, t)[..., None, None]
         f = self._p(o, "flip", m, nd)
         flip = torch.stack([f, torch.ones_like(f)], -1)                          # mirror x
         return A * flip[..., None, :], ctr
@@ -329,7 +333,7 @@ class ClipParams:
         without tilt. Scaled by the cut-out's current half-extent, so |g . v| <= TILT_MAX sqrt 2
         over the stamp: the denominator 1 + g . v stays >= 0.64."""
         d, nd = self.tilt_p, t.dim() - 1
-        half = self._p(self.obj, "s0", m, nd) * torch.exp(self._p(self.obj, "zeta", m, nd) * t) * (STAMP / 2.0)
+        half = self.obj_scale(m, t) * (STAMP / 2.0)
         k = self._p(d, "k", m, nd) * torch.sin(self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd))
         return (k / half)[..., None] * self._p(d, "dir", m, nd)
 
