@@ -55,6 +55,8 @@ def parse():
                     help="fraction of the objects without sine deformation that articulate (0: rounds 1-2)")
     ap.add_argument("--tilt-prob", type=float, default=0.0,
                     help="fraction of the objects whose plane turns back and forth in depth (perspective; 0: rounds 1-3)")
+    ap.add_argument("--shake-prob", type=float, default=0.0,
+                    help="fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)")
     ap.add_argument("--query-patch", type=int, default=1,
                     help="new checkpoint only: query descriptors per level, side (1, or 3 for local 4D correlation)")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
@@ -70,6 +72,46 @@ def lr_at(state, base, warmup):
     f = min(1.0, (state["seconds"] - t0) / max(state["total_seconds"] - t0, 1.0))
     cos = 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * f))
     return base * min(1.0, (state["step"] - s0 + 1) / warmup) * cos
+
+
+def make_optimizer(model, lr, wd):
+    """AdamW, weight decay on matrices and convolution kernels only."""
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    return torch.optim.AdamW([dict(params=decay, weight_decay=wd), dict(params=no_decay, weight_decay=0.0)],
+                             lr=lr, betas=(0.9, 0.98), eps=1e-8)
+
+
+def make_batch(banks, args, S, gen, synth_opt, dev, self_init):
+    """One step's clips (args.batch x args.frames at S px, args.tracks tracks) and the network's
+    inputs: query points, entering estimates, and which tracks enter with their own streamed
+    estimate (a `self_init` fraction)."""
+    with torch.no_grad():
+        clip = synth.make_clips(banks, args.batch, args.frames, S, args.tracks, gen, synth_opt, device=dev)
+    tracks, tq = clip["tracks"], clip["tq"]
+    return dict(
+        video=clip["video"].to(memory_format=torch.contiguous_format), tracks=tracks, vis=clip["vis"], tq=tq,
+        pq=torch.gather(tracks, 2, tq[:, :, None, None].expand(-1, -1, 1, 2))[:, :, 0],
+        p_init=noisy_init(tracks, tq, S),
+        self_mask=(torch.rand(tq.shape, device=dev) < self_init) if self_init > 0 else None)
+
+
+def forward_backward(net, opt, b, amp):
+    """Loss of one batch and its gradients (left in the parameters); returns the loss terms."""
+    S = b["video"].shape[-1]
+    with torch.autocast(**amp):
+        ps, vl, cl = net(b["video"], b["tq"], b["pq"], b["p_init"], b["self_mask"])
+    loss, st = tracking_loss(ps.float(), vl.float(), cl.float(), b["tracks"], b["vis"], b["tq"], S)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    return st
+
+
+def optimizer_step(model, opt):
+    """Clips the gradient norm at 10 and steps; returns the norm before clipping."""
+    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+    opt.step()
+    return gn
 
 
 def save_ckpt(path, model, opt, state):
@@ -125,10 +167,7 @@ def main():
     if ck is not None:
         model.load_state_dict(ck["model"])
     model = model.to(memory_format=torch.channels_last)
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([dict(params=decay, weight_decay=args.wd), dict(params=no_decay, weight_decay=0.0)],
-                            lr=args.lr, betas=(0.9, 0.98), eps=1e-8)
+    opt = make_optimizer(model, args.lr, args.wd)
     if ck is not None and "opt" in ck:
         osd = ck["opt"]
         for s in osd["state"].values():
@@ -148,7 +187,8 @@ def main():
               f"setup {time.time() - t_start:.1f}s", flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [int(s) for s in args.sizes.split(",")]
-    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob)
+    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob,
+                                   shake_prob=args.shake_prob)
 
     def validate():
         model.eval()
@@ -170,22 +210,10 @@ def main():
         lr = lr_at(state, args.lr, args.warmup)
         for g in opt.param_groups:
             g["lr"] = lr
-        with torch.no_grad():
-            clip = synth.make_clips(banks, args.batch, args.frames, S, args.tracks, gen, synth_opt, device=dev)
-        video = clip["video"].to(memory_format=torch.contiguous_format)
-        tracks, vis, tq = clip["tracks"], clip["vis"], clip["tq"]
-        pq = torch.gather(tracks, 2, tq[:, :, None, None].expand(-1, -1, 1, 2))[:, :, 0]
-        p_init = noisy_init(tracks, tq, S)
-        self_mask = None
-        if args.self_init > 0 and state["seconds"] > 0.08 * state["total_seconds"]:
-            self_mask = torch.rand(tq.shape, device=dev) < args.self_init
-        with torch.autocast(**amp):
-            ps, vl, cl = net(video, tq, pq, p_init, self_mask)
-        loss, st = tracking_loss(ps.float(), vl.float(), cl.float(), tracks, vis, tq, S)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
-        opt.step()
+        self_init = args.self_init if state["seconds"] > 0.08 * state["total_seconds"] else 0.0
+        batch = make_batch(banks, args, S, gen, synth_opt, dev, self_init)
+        st = forward_backward(net, opt, batch, amp)
+        gn = optimizer_step(model, opt)
         dt = time.time() - t0
         state["step"] += 1
         state["seconds"] += dt

@@ -4,7 +4,8 @@ A clip is a background photo under a smooth homography path (camera motion) plus
 `max_objects` photo cut-outs (RGBA) under smooth affine paths with optional smooth non-rigid
 deformation (travelling sine fields) or articulation (a part swinging about a hinge) and an
 optional turn of the cut-out's plane in depth (perspective foreshortening), composited in a
-fixed z-order. Every track is a point on one layer: its position in
+fixed z-order, and optional camera shake (sudden jolts that move the whole image, with the
+streak they leave in the exposure). Every track is a point on one layer: its position in
 every frame follows from the layer's transform, and it is visible where it is inside the frame
 and its own layer is the topmost opaque one (alpha > 0.5) at its pixel. Photometric drift per
 layer, global gain, noise, defocus blur and motion blur (averaged sub-frame renders).
@@ -27,6 +28,7 @@ BG = 512
 STAMP = 128
 BEND_MAX = 0.3           # largest articulation swing, rad
 BEND_BAND = STAMP / 5.0  # width of the soft band between the swinging part and the rest, stamp px
+SHAKE_EVENTS = 2        # jolts per shaken clip, at most
 TILT_MAX = 0.25          # largest perspective term g.v over the cut-out's half-extent (0.25: its
                          # near side shows up to (1 + 0.25 sqrt 2) / (1 - 0.25 sqrt 2) = 2.1x its far side)
 # backgrounds held out of training for the periodic validation set (file-name prefixes)
@@ -46,6 +48,9 @@ class SynthOptions:
     bend_prob: float = 0.0
     # objects whose plane turns back and forth in depth (perspective); 0 in the defaults too
     tilt_prob: float = 0.0
+    # clips whose camera jolts (hand-held shake: the whole image moves up to 36 px at 256 in 1.5-5
+    # frames, smeared along the motion); 0 in the defaults too
+    shake_prob: float = 0.0
     motion_blur_prob: float = 0.2
     defocus_prob: float = 0.25
     noise_max: float = 0.03
@@ -254,7 +259,20 @@ class ClipParams:
         )
         self.motion_blur = bool(torch.rand(1, generator=gen) < opt.motion_blur_prob)
         self.shutter = float(_u(gen, 1, lo=0.3, hi=0.8))
-        for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {}):
+        # camera shake: per event a displacement a (output px) reached over d frames from t0, either
+        # and back (a pulse, 1 - cos 2 pi u) or to stay (a step, 1 - cos pi u); u = (t - t0) / d
+        self.shake_p = None
+        if opt.shake_prob > 0:
+            E = SHAKE_EVENTS
+            on = (torch.rand(B, 1, generator=gen) < opt.shake_prob) & \
+                 ((torch.arange(E)[None] == 0) | (torch.rand(B, E, generator=gen) < 0.5))
+            self.shake_p = dict(
+                a=_rand_dir(gen, B, E) * (_u(gen, B, E, lo=6.0, hi=36.0) * sc * on.float())[..., None],
+                t0=_u(gen, B, E, lo=-1.0, hi=max(T - 2.0, 0.0)), d=_u(gen, B, E, lo=1.5, hi=5.0),
+                pulse=(torch.rand(B, E, generator=gen) < 0.5).float(),
+                shutter=_u(gen, B, lo=0.4, hi=0.9))
+        for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
+                  self.shake_p or {}):
             for k in d:
                 d[k] = d[k].to(device)
         self.active = self.active.to(device)
@@ -280,7 +298,14 @@ class ClipParams:
         R = rot(th)                                                              # [B, Tt, 2, 2]
         dst = ctr[:, :, None] + m[..., None, None] * (rel @ R.transpose(-1, -2))
         src = corners[None, None].expand_as(dst)
-        return homography_from_corners(src, dst).float()
+        H = homography_from_corners(src, dst).float()
+        if self.shake_p is not None:
+            # output px p shows what p - shake(t) showed without the jolt
+            sh = self.shake(t[None].expand(self.B, -1))[0]                      # [B, Tt, 2]
+            Tm = torch.eye(3, device=t.device).repeat(*sh.shape[:2], 1, 1)
+            Tm[..., :2, 2] = -sh
+            H = H @ Tm
+        return H
 
     def _p(self, d, key, m, nd):
         """Parameter d[key][:, m] reshaped to [B, 1 x nd, ...rest] for broadcasting over time dims."""
@@ -299,6 +324,8 @@ class ClipParams:
         t_ = t[..., None]
         ctr = (self._p(o, "c0", m, nd) + self._p(o, "v", m, nd) * t_ + 0.5 * self._p(o, "acc", m, nd) * t_ ** 2
                + self._p(o, "amp", m, nd) * torch.sin(self._p(o, "w", m, nd) * t_ + self._p(o, "ph", m, nd)))
+        if self.shake_p is not None:
+            ctr = ctr + self.shake(t)[0]
         th = self._p(o, "th0", m, nd) + self._p(o, "om", m, nd) * t
         A = rot(th) * self.obj_scale(m, t)[..., None, None]
         f = self._p(o, "flip", m, nd)
@@ -327,6 +354,20 @@ class ClipParams:
         side = torch.sigmoid((r * self._p(d, "n", m, nd)).sum(-1) / BEND_BAND)
         rot_r = (rot(phi) @ r[..., None])[..., 0]
         return side[..., None] * (rot_r - r)
+
+    def shake(self, t):
+        """Camera-shake displacement of the whole image and its rate: t [B, *X] ->
+        (offset [B, *X, 2] output px, velocity [B, *X, 2] px per frame)."""
+        d, nd = self.shake_p, t.dim() - 1
+        p = {k: v.reshape((v.shape[0],) + (1,) * nd + tuple(v.shape[1:])) for k, v in d.items() if k != "shutter"}
+        u = (t[..., None] - p["t0"]) / p["d"]                                    # [B, *X, E]
+        inside = ((u > 0) & (u < 1)).float()
+        w = math.pi * (1 + p["pulse"])                                           # 2 pi pulse, pi step
+        uc = u.clamp(0, 1)
+        # a pulse returns (1 - cos 2 pi u = 0 at u = 1); a step stays at 1 - cos pi = 2 (halved)
+        shape = (1 - torch.cos(w * uc)) / 2
+        rate = inside * w * torch.sin(w * uc) / (2 * p["d"])
+        return (shape[..., None] * p["a"]).sum(-2), (rate[..., None] * p["a"]).sum(-2)
 
     def tilt(self, m, t):
         """Perspective vector g [B, *X, 2] (1 / output px) of slot m at times t [B, *X]; zero
@@ -418,6 +459,8 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
         for off in (-0.5, 0.5):
             acc = acc + _render(banks, P, times + off * P.shutter, S)[0]
         img = acc / 3.0
+    if P.shake_p is not None:
+        img = _shake_streak(img, P, times)
     ph = P.photo
     mean = img.mean(dim=(2, 3, 4), keepdim=True)
     img = (img - mean) * ph["contrast"][:, None, None, None, None] + mean
@@ -471,6 +514,29 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     # the query frame is visible by construction; enforce it against rounding at the border
     vis = vis | (tt == tq[:, :, None])
     return dict(video=video, tracks=tracks, vis=vis, tq=tq, layer=layer)
+
+
+def _shake_streak(img, P, times, max_taps=33):
+    """Smears each frame along its camera-shake velocity over the clip's shutter: the exposure
+    of an image translating at v px per frame, sampled at taps <= 1.5 px apart. The jolt moves
+    every layer alike, so the streak is a line average of the frame itself."""
+    B, T, C, S, _ = img.shape
+    vel = P.shake(times[None].expand(B, T))[1] * P.shake_p["shutter"][:, None, None]   # [B, T, 2]
+    longest = float(vel.norm(dim=-1).max())
+    if longest < 0.5:
+        return img
+    taps = int(min(max_taps, max(3, math.ceil(longest / 1.5) + 1)))
+    dev = img.device
+    ys, xs = torch.meshgrid(torch.arange(S, device=dev, dtype=torch.float32),
+                            torch.arange(S, device=dev, dtype=torch.float32), indexing="ij")
+    pix = torch.stack([xs, ys], -1).reshape(1, S, S, 2)
+    x = img.reshape(B * T, C, S, S)
+    v = vel.reshape(B * T, 1, 1, 2)
+    acc = torch.zeros_like(x)
+    for f in torch.linspace(-0.5, 0.5, taps).tolist():
+        g = (pix - f * v) * (2.0 / (S - 1)) - 1.0
+        acc = acc + F.grid_sample(x, g, mode="bilinear", padding_mode="border", align_corners=True)
+    return (acc / taps).reshape(B, T, C, S, S)
 
 
 def _defocus(img, sigma):

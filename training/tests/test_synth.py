@@ -32,16 +32,24 @@ def test_object_maps_invert_exactly():
 
 
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
-@pytest.mark.parametrize("bend_prob,tilt_prob", [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)])
-def test_tracks_follow_content(bend_prob, tilt_prob):
+@pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob", [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0),
+                                                        (0.0, 0.0, 1.0)])
+def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob):
     banks = synth.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
-    opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob, tilt_prob=tilt_prob)
+    opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob,
+                             tilt_prob=tilt_prob, shake_prob=shake_prob)
     gen = torch.Generator().manual_seed(3)
     B, T, S, N = 3, 8, 96, 64
     P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(3), opt, "cpu")
     for d in (P.photo,):
         d["g0"].zero_(), d["g1"].zero_(), d["obj_g0"].zero_(), d["obj_g1"].zero_()
         d["contrast"].fill_(1.0), d["gray"].zero_()
+    if P.shake_p is not None:
+        # every clip jolts by 12-20 px inside the clip; no streak, so colours stay comparable
+        P.shake_p["a"] = P.shake_p["a"] / P.shake_p["a"].norm(dim=-1, keepdim=True).clamp_min(1e-6) * 16.0
+        P.shake_p["t0"].clamp_(0.0, T - 4.0)
+        P.shake_p["shutter"].zero_()
+        assert P.shake(torch.arange(T, dtype=torch.float32)[None].expand(B, T))[0].norm(dim=-1).amax(1).min() > 8
     # make_clips draws its own params: monkeypatch ClipParams to return P
     orig = synth.ClipParams
     synth.ClipParams = lambda *a, **k: P
@@ -92,10 +100,83 @@ def test_tilt_foreshortens_and_hides_beyond_the_horizon():
     assert bool(((y < 0) | (y > synth.STAMP - 1)).any(-1).all())
 
 
+def test_shake_moves_the_whole_image():
+    """A jolt of the camera displaces background and cut-outs alike by the shake offset, in the
+    ground truth (camera map and object maps) and in the rendered frames."""
+    import copy
+    banks = synth.load_train_banks(DATA, "cpu", split="val", n_blobs=8) if os.path.isdir(DATA) else \
+        synth.Banks(torch.randint(0, 255, (1, 3, synth.BG, synth.BG), dtype=torch.uint8),
+                    torch.randint(0, 255, (1, 4, synth.STAMP, synth.STAMP), dtype=torch.uint8))
+    B, T, S = 2, 6, 64
+    opt = synth.SynthOptions(shake_prob=1.0, bend_prob=0.5, tilt_prob=0.5)
+    P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(4), opt, "cpu")
+    P.active.fill_(1.0)
+    P.shake_p["a"] = torch.tensor([[[7.0, -5.0], [0.0, 0.0]], [[-3.0, 4.0], [2.5, 1.5]]])
+    P.shake_p.update(t0=torch.tensor([[0.0, 0.0], [0.0, 1.2]]), d=torch.tensor([[2.0, 1.0], [1.5, 2.0]]),
+                     pulse=torch.tensor([[0.0, 0.0], [0.0, 1.0]]))
+    still = copy.deepcopy(P)
+    still.shake_p["a"].zero_()
+    t = torch.linspace(0, T - 1, 11)
+    off = P.shake(t[None].expand(B, -1))[0]                                   # [B, 11, 2]
+    assert off.norm(dim=-1).max() > 5
+    u = torch.rand(B, 11, 1, 2) * synth.BG                                    # texture points
+    bg_s = synth.apply_h(torch.linalg.inv(P.cam_h(t)), u)[:, :, 0]
+    bg_0 = synth.apply_h(torch.linalg.inv(still.cam_h(t)), u)[:, :, 0]
+    assert (bg_s - bg_0 - off).abs().max() < 1e-3
+    z = torch.rand(B, 11, 2) * synth.STAMP
+    for m in range(P.M):
+        tb = t[None].expand(B, -1)
+        assert (P.stamp_to_out(m, z, tb) - still.stamp_to_out(m, z, tb) - off).abs().max() < 1e-3
+    # from frame 2 on clip 0 sits at the step's end, an integer offset: frames shift exactly
+    times = torch.arange(2.0, T)
+    img_s, top_s = synth._render(banks, P, times, S)
+    img_0, top_0 = synth._render(banks, still, times, S)
+    assert (img_s[0, :, :, :-5, 7:] - img_0[0, :, :, 5:, :-7]).abs().max() < 1e-3     # shown at p: p - (7, -5)
+    assert bool((top_s[0, :, :-5, 7:] == top_0[0, :, 5:, :-7]).float().mean() > 0.999)
+
+
+def test_shake_streaks_along_the_jolt():
+    """A jolting camera smears each frame along the jolt's velocity, over the shutter: a lone
+    bright pixel becomes a centred line of length |v| x shutter along v, and does not widen
+    across it; frames outside the jolt stay sharp."""
+    banks = synth.Banks(torch.zeros(1, 3, synth.BG, synth.BG, dtype=torch.uint8),
+                        torch.zeros(1, 4, synth.STAMP, synth.STAMP, dtype=torch.uint8))
+    T, S = 6, 64
+    P = synth.ClipParams(banks, 1, T, S, torch.Generator().manual_seed(1), synth.SynthOptions(shake_prob=1.0), "cpu")
+    P.shake_p["a"] = torch.tensor([[[24.0, 10.0], [0.0, 0.0]]])       # one pulse event
+    P.shake_p.update(t0=torch.tensor([[1.0, 0.0]]), d=torch.tensor([[4.0, 1.0]]),
+                     pulse=torch.tensor([[1.0, 0.0]]), shutter=torch.tensor([0.8]))
+    times = torch.arange(T, dtype=torch.float32)
+    off, vel = P.shake(times[None])
+    assert off[0, 0].norm() == 0 and off[0, 5].norm() < 1e-4         # a pulse comes back
+    assert off[0, 3].norm() > 20                                      # ... from 26 px away
+    img = torch.zeros(1, T, 1, S, S)
+    img[..., 32, 32] = 1.0
+    out = synth._shake_streak(img, P, times)
+    ys, xs = torch.meshgrid(torch.arange(S, dtype=torch.float32), torch.arange(S, dtype=torch.float32), indexing="ij")
+    for t in range(T):
+        w = out[0, t, 0]
+        assert abs(w.sum().item() - 1.0) < 1e-3                          # exposure conserves light
+        v = vel[0, t] * 0.8
+        L = v.norm().item()
+        if L < 0.5:
+            assert torch.allclose(w, img[0, t, 0], atol=1e-4)            # still camera: sharp
+            continue
+        u = v / L
+        along = (xs - 32) * u[0] + (ys - 32) * u[1]
+        across = -(xs - 32) * u[1] + (ys - 32) * u[0]
+        assert abs((w * along).sum().item()) < 0.05 and abs((w * across).sum().item()) < 0.05
+        assert abs((w * along ** 2).sum().item() ** 0.5 - L / 12 ** 0.5) < 0.25 * L / 12 ** 0.5 + 0.3
+        assert (w * across ** 2).sum().item() < 0.3
+
+
 if __name__ == "__main__":
     test_object_maps_invert_exactly()
-    test_tracks_follow_content(0.0, 0.0)
-    test_tracks_follow_content(1.0, 0.0)
-    test_tracks_follow_content(0.0, 1.0)
+    test_tracks_follow_content(0.0, 0.0, 0.0)
+    test_tracks_follow_content(1.0, 0.0, 0.0)
+    test_tracks_follow_content(0.0, 1.0, 0.0)
+    test_tracks_follow_content(0.0, 0.0, 1.0)
     test_tilt_foreshortens_and_hides_beyond_the_horizon()
-    print("6 passed, 0 failed")
+    test_shake_moves_the_whole_image()
+    test_shake_streaks_along_the_jolt()
+    print("9 passed, 0 failed")

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Where a training step's time goes, per clips-per-step: synthesis, forward + backward, optimizer.
+
+  python3 training/bench_step.py [--ckpt training/checkpoints/edgetap-small.pt] [--batches 6,12,24]
+      [--size 256] [--frames 32] [--tracks 256] [--steps 8] [--warmup 3] [--self-init 0.6]
+
+One GPU, the step of train.py (bf16 autocast, exact-streaming entries for a --self-init fraction,
+AdamW), each phase timed between synchronizations; medians over --steps after --warmup. Prints
+one JSON line per batch size, with clips per second and the peak memory.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from types import SimpleNamespace
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import train  # noqa: E402
+from edgetap import synth  # noqa: E402
+from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
+from edgetap.weights import load_checkpoint  # noqa: E402
+
+
+def timed(fn):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    out = fn()
+    torch.cuda.synchronize()
+    return out, 1000 * (time.perf_counter() - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-small.pt"))
+    ap.add_argument("--data", default=os.path.join(HERE, ".data"))
+    ap.add_argument("--batches", default="6,12,24")
+    ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--frames", type=int, default=32)
+    ap.add_argument("--tracks", type=int, default=256)
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--self-init", type=float, default=0.6)
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    ck = load_checkpoint(args.ckpt) if os.path.exists(args.ckpt) else None
+    cfg = EdgeTapConfig.from_dict(ck["config"]) if ck else EdgeTapConfig()
+    model = EdgeTap(cfg).to(dev)
+    if ck:
+        model.load_state_dict(ck["model"])
+    model = model.to(memory_format=torch.channels_last).train()
+    opt = train.make_optimizer(model, 1e-5, 0.02)
+    banks = synth.load_train_banks(args.data, dev, "train")
+    gen = torch.Generator().manual_seed(0)
+    amp = dict(device_type="cuda", dtype=torch.bfloat16)
+    print(f"{torch.cuda.get_device_name()}; torch {torch.__version__}; size {args.size}, {args.frames} frames, "
+          f"{args.tracks} tracks", flush=True)
+    for B in [int(b) for b in args.batches.split(",")]:
+        step_args = SimpleNamespace(batch=B, frames=args.frames, tracks=args.tracks)
+        torch.cuda.reset_peak_memory_stats()
+        t = dict(synth=[], fwd_bwd=[], optimizer=[])
+        for i in range(args.warmup + args.steps):
+            batch, ms_synth = timed(lambda: train.make_batch(banks, step_args, args.size, gen, synth.SynthOptions(),
+                                                             dev, args.self_init))
+            _, ms_fb = timed(lambda: train.forward_backward(model, opt, batch, amp))
+            _, ms_opt = timed(lambda: train.optimizer_step(model, opt))
+            if i >= args.warmup:
+                for k, ms in zip(t, (ms_synth, ms_fb, ms_opt)):
+                    t[k].append(ms)
+        med = {k + "_ms": round(statistics.median(v), 1) for k, v in t.items()}
+        total = sum(med.values())
+        print(json.dumps(dict(batch=B, **med, step_ms=round(total, 1), clips_per_s=round(1000 * B / total, 2),
+                              peak_GiB=round(torch.cuda.max_memory_allocated() / 2 ** 30, 2))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
