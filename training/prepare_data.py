@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Builds training/.data: shrunken copies of the texture and evaluation material.
 
-Needs only python3 with numpy and PIL (Debian: python3-numpy python3-pil); no torch.
+Needs only python3 with numpy and PIL (Debian: python3-numpy python3-pil); no torch. The
+extra Debian packages (EXTRA_TRAIN_PACKAGES) must be installed: apt-get install ukui-wallpapers
+gnome-backgrounds lxqt-themes xfdesktop4-data.
 The result (~25 MB) travels to the GPU host with the working tree (`carry`), so
 everything is pre-scaled to what the trainer and the evaluator actually use:
 
@@ -23,14 +25,22 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 from PIL import Image
 
 BG_SIZE = 512
 STAMP_SIZE = 128
 EVAL_SIZE = 256
 TRAIN_PHOTO_DIRS = ["wallpaper-photos-mate", "skimage", "matplotlib"]
-# Extra non-reserved Debian photo package added to training (listed in models/README.md).
-EXTRA_TRAIN_PACKAGES = ["ukui-wallpapers"]
+# Extra non-reserved Debian photo packages added to training (listed in models/README.md); new
+# ones go at the end, so that the photo numbers, and with them the validation backgrounds
+# (synth.VAL_BG), stay what they were. The last three add flat, low-texture artwork.
+EXTRA_TRAIN_PACKAGES = ["ukui-wallpapers", "gnome-backgrounds", "lxqt-themes", "xfdesktop4-data"]
+# crops of these packages flatter than MAX_FLAT (flat_fraction) are left out: desktop artwork
+# with solid-colour areas. The sets before them are kept whole (the validation backgrounds are
+# among them).
+FLAT_CHECKED = ("debian:gnome-backgrounds", "debian:lxqt-themes", "debian:xfdesktop4-data")
+MAX_FLAT = 0.9
 RESERVED_PACKAGES = ["lomiri-wallpapers-20.04", "plasma-workspace-wallpapers"]
 RESERVED_NAMES = ("plasma", "lomiri", "libjxl", "opencv-doc", "davis", "badja")
 
@@ -42,8 +52,9 @@ def package_images(pkg):
     except (OSError, subprocess.CalledProcessError):
         print(f"warning: package {pkg} not installed (apt-get install {pkg})", file=sys.stderr)
         return []
-    files = [f for f in out.split("\n") if f.lower().endswith((".jpg", ".jpeg", ".png"))
-             and "screenshot" not in f and "images_dark" not in f and os.path.isfile(f)]
+    files = [f for f in out.split("\n") if f.lower().endswith((".jpg", ".jpeg", ".png", ".webp"))
+             and "screenshot" not in f and "images_dark" not in f and os.path.isfile(f)
+             and ("/backgrounds/" in f or "/wallpapers/" in f)]     # not a theme's buttons and previews
     # plasma: <Name>/contents/images/<W>x<H>.jpg -> keep the largest per <Name>
     best = {}
     for f in files:
@@ -71,6 +82,16 @@ def square_crops(im, size, max_crops=2):
     return crops
 
 
+def flat_fraction(im):
+    """Share of an image's 9x9 neighbourhoods (at 256 px) whose mean grey-level gradient is
+    below 1.5 levels per pixel: where a point has nothing to be tracked by."""
+    g = np.asarray(im.convert("L").resize((256, 256), Image.BILINEAR), np.float32)
+    grad = np.abs(np.diff(g, axis=1))[:-1] + np.abs(np.diff(g, axis=0))[:, :-1]
+    n = grad.shape[0] // 9
+    boxes = grad[:n * 9, :n * 9].reshape(n, 9, n, 9).mean((1, 3))
+    return float((boxes < 1.5).mean())
+
+
 def prep_train(shared, out, sources):
     bg_dir = os.path.join(out, "train", "bg")
     os.makedirs(bg_dir, exist_ok=True)
@@ -81,10 +102,18 @@ def prep_train(shared, out, sources):
         for f in sorted(os.listdir(os.path.join(tex, d))):
             photos.append((os.path.join(tex, d, f), f"shared/textures/{d}"))
     for pkg in EXTRA_TRAIN_PACKAGES:
-        photos += [(f, f"debian:{pkg}") for f in package_images(pkg)]
+        for f in package_images(pkg):
+            if any(r in f.lower() for r in RESERVED_NAMES):
+                # e.g. lxqt-themes' kde-plasma.png: artwork that may come from a reserved package
+                print(f"skipped (name of reserved material): {f}")
+                continue
+            photos.append((f, f"debian:{pkg}"))
     for path, src in photos:
         assert not any(r in path.lower() for r in RESERVED_NAMES), path
         for i, c in enumerate(square_crops(Image.open(path), BG_SIZE)):
+            if src in FLAT_CHECKED and flat_fraction(c) > MAX_FLAT:
+                print(f"skipped (no texture over {MAX_FLAT:.0%} of it): crop {i} of {path}")
+                continue
             name = f"photo_{n:03d}_{i}.jpg"
             c.save(os.path.join(bg_dir, name), quality=92)
             sources.append(f"train/bg/{name}\t{src}\t{path}")
