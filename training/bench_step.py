@@ -3,6 +3,7 @@
 
   python3 training/bench_step.py [--ckpt training/checkpoints/edgetap-small.pt] [--batches 6,12,24]
       [--size 256] [--frames 32] [--tracks 256] [--steps 8] [--warmup 3] [--self-init 0.6]
+      [--bend-prob P] [--tilt-prob P] [--shake-prob P]
 
 One GPU, the step of train.py (bf16 autocast, exact-streaming entries for a --self-init fraction,
 AdamW), each phase timed between synchronizations; medians over --steps after --warmup. Prints
@@ -26,11 +27,12 @@ from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
 
 
-def timed(fn):
-    torch.cuda.synchronize()
+def timed(fn, dev):
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    sync()
     t0 = time.perf_counter()
     out = fn()
-    torch.cuda.synchronize()
+    sync()
     return out, 1000 * (time.perf_counter() - t0)
 
 
@@ -45,8 +47,13 @@ def main():
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--self-init", type=float, default=0.6)
+    ap.add_argument("--bend-prob", type=float, default=0.0, help="generator options, as train.py's")
+    ap.add_argument("--tilt-prob", type=float, default=0.0)
+    ap.add_argument("--shake-prob", type=float, default=0.0)
+    ap.add_argument("--cpu", action="store_true", help="run on the CPU, fp32 (a smoke test of this script)")
     args = ap.parse_args()
-    dev = torch.device("cuda")
+    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob, shake_prob=args.shake_prob)
+    dev = torch.device("cpu" if args.cpu else "cuda")
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
@@ -59,25 +66,28 @@ def main():
     opt = train.make_optimizer(model, 1e-5, 0.02)
     banks = synth.load_train_banks(args.data, dev, "train")
     gen = torch.Generator().manual_seed(0)
-    amp = dict(device_type="cuda", dtype=torch.bfloat16)
-    print(f"{torch.cuda.get_device_name()}; torch {torch.__version__}; size {args.size}, {args.frames} frames, "
+    amp = dict(device_type=dev.type, dtype=torch.bfloat16, enabled=not args.cpu)
+    name = "CPU" if args.cpu else torch.cuda.get_device_name()
+    print(f"{name}; torch {torch.__version__}; size {args.size}, {args.frames} frames, "
           f"{args.tracks} tracks", flush=True)
     for B in [int(b) for b in args.batches.split(",")]:
         step_args = SimpleNamespace(batch=B, frames=args.frames, tracks=args.tracks)
-        torch.cuda.reset_peak_memory_stats()
+        if not args.cpu:
+            torch.cuda.reset_peak_memory_stats()
         t = dict(synth=[], fwd_bwd=[], optimizer=[])
         for i in range(args.warmup + args.steps):
-            batch, ms_synth = timed(lambda: train.make_batch(banks, step_args, args.size, gen, synth.SynthOptions(),
-                                                             dev, args.self_init))
-            _, ms_fb = timed(lambda: train.forward_backward(model, opt, batch, amp))
-            _, ms_opt = timed(lambda: train.optimizer_step(model, opt))
+            batch, ms_synth = timed(lambda: train.make_batch(banks, step_args, args.size, gen, synth_opt, dev,
+                                                             args.self_init), dev)
+            _, ms_fb = timed(lambda: train.forward_backward(model, opt, batch, amp), dev)
+            _, ms_opt = timed(lambda: train.optimizer_step(model, opt), dev)
             if i >= args.warmup:
                 for k, ms in zip(t, (ms_synth, ms_fb, ms_opt)):
                     t[k].append(ms)
         med = {k + "_ms": round(statistics.median(v), 1) for k, v in t.items()}
         total = sum(med.values())
         print(json.dumps(dict(batch=B, **med, step_ms=round(total, 1), clips_per_s=round(1000 * B / total, 2),
-                              peak_GiB=round(torch.cuda.max_memory_allocated() / 2 ** 30, 2))), flush=True)
+                              peak_GiB=None if args.cpu else round(torch.cuda.max_memory_allocated() / 2 ** 30, 2))),
+              flush=True)
 
 
 if __name__ == "__main__":

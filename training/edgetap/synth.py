@@ -364,7 +364,7 @@ class ClipParams:
         inside = ((u > 0) & (u < 1)).float()
         w = math.pi * (1 + p["pulse"])                                           # 2 pi pulse, pi step
         uc = u.clamp(0, 1)
-        # a pulse returns (1 - cos 2 pi u = 0 at u = 1); a step stays at 1 - cos pi = 2 (halved)
+        # (1 - cos w u) / 2: a pulse (w = 2 pi) is back at 0 for u >= 1, a step (w = pi) stays at 1
         shape = (1 - torch.cos(w * uc)) / 2
         rate = inside * w * torch.sin(w * uc) / (2 * p["d"])
         return (shape[..., None] * p["a"]).sum(-2), (rate[..., None] * p["a"]).sum(-2)
