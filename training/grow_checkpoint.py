@@ -3,7 +3,7 @@
 (edgetap/grow.py says how), for a new round that keeps the earlier rounds' training.
 
   python3 training/grow_checkpoint.py --from training/checkpoints/edgetap-small.pt \
-      --to training/checkpoints/edgetap-small.pt.new --query-patch 3 [--blocks 4]
+      --to training/checkpoints/edgetap-small.pt.new [--query-patch 3] [--blocks 4] [--cross-after 1,2]
 
 The new checkpoint keeps step, trained seconds, clip count and log; it has no optimizer state
 (shapes changed), so resume it with a fresh schedule: train.py --ckpt NEW --new-schedule S.
@@ -26,6 +26,8 @@ def main():
     ap.add_argument("--to", dest="dst", required=True)
     ap.add_argument("--query-patch", type=int, default=None)
     ap.add_argument("--blocks", type=int, default=None)
+    ap.add_argument("--cross-after", default=None,
+                    help="comma-separated temporal blocks to follow with a cross-track attention layer")
     args = ap.parse_args()
     if os.path.abspath(args.src) == os.path.abspath(args.dst):
         sys.exit("grow_checkpoint.py: --to must differ from --from (the source stays as it is)")
@@ -36,6 +38,8 @@ def main():
         d["query_patch"] = args.query_patch
     if args.blocks is not None:
         d["blocks"] = args.blocks
+    if args.cross_after is not None:
+        d["cross_after"] = [int(b) for b in args.cross_after.split(",") if b.strip()]
     new = EdgeTapConfig.from_dict(d)
     try:
         sd = grow_state_dict(ck["model"], old, new)
@@ -45,7 +49,7 @@ def main():
     out.update(model=sd, config=new.to_dict(), grown_from=dict(config=old.to_dict(), step=ck.get("step", 0)))
     torch.save(out, args.dst)
     print(f"{args.dst}: query_patch {old.query_patch} -> {new.query_patch}, blocks {old.blocks} -> {new.blocks}, "
-          f"step {out.get('step', 0)}")
+          f"cross_after {list(old.cross_after)} -> {list(new.cross_after)}, step {out.get('step', 0)}")
 
 
 if __name__ == "__main__":

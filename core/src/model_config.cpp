@@ -56,6 +56,12 @@ ModelConfig load_model_config(const std::string& path) {
   if (c.query_patch < 1 || c.query_patch > 7 || c.query_patch % 2 == 0) {
     throw ModelError(path + ": query_patch " + std::to_string(c.query_patch) + " must be odd, in [1, 7]");
   }
+  // Cross-track attention layers (training/STREAMING.md, "Cross-track layers") are not in this
+  // engine yet: a model that has them must not run as if it had none.
+  if (m.contains("cross_after") && !(m["cross_after"].is_array() && m["cross_after"].empty())) {
+    throw ModelError(path + ": cross_after " + m["cross_after"].dump() +
+                     ": cross-track attention layers are not implemented by this engine");
+  }
   if (std::vector<int>(c.strides.begin(), c.strides.end()) != std::vector<int>{4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32]");
   }

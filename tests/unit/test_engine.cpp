@@ -97,6 +97,19 @@ TEST_F(EngineFixture, QueryNeighbourhoodSizesTheCorrelation) {
             std::string::npos);
 }
 
+TEST_F(EngineFixture, ModelWithCrossTrackLayersIsRefusedByName) {
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["cross_after"] = nlohmann::json::array();
+  std::ofstream(files.config_path) << config.dump();
+  EXPECT_NO_THROW(engine::load_model_config(files.config_path));  // none: what the engine runs
+  config["cross_after"] = {1};
+  std::ofstream(files.config_path) << config.dump();
+  const std::string error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": cross_after [1]: cross-track attention layers are not implemented"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(EngineFixture, QueryStepReturnsTheQueryAndStreamingIsDeterministic) {
   engine::StreamingSession a(*network), b(*network);
   const auto f0 = test::crop_frame(texture, 0, 0, 96, 64, 0);

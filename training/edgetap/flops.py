@@ -38,10 +38,19 @@ def track_flops(cfg):
                 per_iter=per_iter, total=cfg.iters * per_iter)
 
 
+def cross_flops(cfg, n_tracks):
+    """Cross-track layers of one streamed frame (all iterations): per layer, LN + qkv + proj per
+    track, and attention between every pair of tracks (quadratic in the number of tracks)."""
+    d, n = cfg.width, n_tracks
+    layer = n * (8 * d + 2 * d * 3 * d + 2 * d * d + d) + 2 * 2 * n * n * d + 5 * cfg.heads * n * n
+    return cfg.iters * len(cfg.cross_after) * layer
+
+
 def frame_flops(cfg, H, W, n_tracks):
     e = encoder_flops(cfg, H, W)
     t = track_flops(cfg)["total"] * n_tracks
-    return dict(encoder=e, tracks=t, total=e + t)
+    c = cross_flops(cfg, n_tracks)
+    return dict(encoder=e, tracks=t, cross=c, total=e + t + c)
 
 
 def state_floats_per_track(cfg):
@@ -55,7 +64,8 @@ def param_breakdown(cfg):
     m = EdgeTap(cfg).fold_bn_()
     t = m.tracker
     n = lambda mod: sum(p.numel() for p in mod.parameters())   # noqa: E731
-    out = dict(encoder=n(m.encoder), corr_mlp=n(t.corr1) + n(t.corr2), token=n(t.inp), blocks=n(t.blocks))
+    out = dict(encoder=n(m.encoder), corr_mlp=n(t.corr1) + n(t.corr2), token=n(t.inp), blocks=n(t.blocks),
+               cross=n(t.cross))
     out["rest"] = n(m) - sum(out.values())
     out["total"] = n(m)
     return out
@@ -76,5 +86,5 @@ if __name__ == "__main__":
         for n in (256, 1024):
             f = frame_flops(cfg, s, s, n)
             print(f"{s}x{s} {n:5d} tracks: encoder {f['encoder'] / 1e9:.3f} + tracks {f['tracks'] / 1e9:.3f}"
-                  f" = {f['total'] / 1e9:.3f} GFLOP")
+                  f" + cross-track {f['cross'] / 1e9:.3f} = {f['total'] / 1e9:.3f} GFLOP")
     print("state floats per track:", state_floats_per_track(cfg))

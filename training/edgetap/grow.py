@@ -7,6 +7,8 @@ round keeps what earlier rounds learned instead of starting from scratch.
   start at zero.
 * blocks B -> B + k: the new blocks are appended with zero output projections (attention `proj`
   and MLP `fc2`), so each is the identity on the residual stream until trained.
+* cross_after () -> (i, ...): cross-track layers after temporal blocks i, with zero output
+  projections, likewise the identity until trained.
 
 The grown model computes exactly the old function (tests/test_grow.py).
 """
@@ -29,10 +31,14 @@ def corr_column_map(old, new):
 
 
 def check_growable(old, new):
-    same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in ("version", "query_patch", "blocks")]
+    same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in ("version", "query_patch", "blocks", "cross_after")]
     diff = [f for f in same if getattr(old, f) != getattr(new, f)]
     if diff:
-        raise ValueError(f"grow: only query_patch and blocks can change; also changed: {', '.join(diff)}")
+        raise ValueError(f"grow: only query_patch, blocks and cross_after can change; also changed: {', '.join(diff)}")
+    if tuple(old.cross_after) != tuple(new.cross_after) and old.cross_after:
+        raise ValueError(f"grow: cross_after {list(old.cross_after)} -> {list(new.cross_after)}: only () -> (...) is supported")
+    if any(b < 0 or b >= new.blocks for b in new.cross_after) or len(set(new.cross_after)) != len(new.cross_after):
+        raise ValueError(f"grow: cross_after {list(new.cross_after)} must name distinct blocks in [0, {new.blocks - 1}]")
     if old.query_patch != 1 and new.query_patch != old.query_patch:
         raise ValueError(f"grow: query_patch {old.query_patch} -> {new.query_patch}: only 1 -> q is supported")
     if new.query_patch % 2 != 1 or new.query_patch < 1:
@@ -62,4 +68,7 @@ def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
         for name in ("proj", "fc2"):
             sd[f"tracker.blocks.{b}.{name}.weight"].zero_()
             sd[f"tracker.blocks.{b}.{name}.bias"].zero_()
+    for i in range(len(old_cfg.cross_after), len(new_cfg.cross_after)):
+        sd[f"tracker.cross.{i}.proj.weight"].zero_()
+        sd[f"tracker.cross.{i}.proj.bias"].zero_()
     return sd

@@ -34,6 +34,8 @@ class EdgeTapConfig:
     mlp_ratio: int = 4
     iters: int = 3                # refinement iterations per frame (shared weights)
     window: int = 8               # causal window W: the current frame and W-1 before it (+ the anchor)
+    cross_after: tuple = ()       # temporal blocks followed by a cross-track attention layer (the
+                                  # tracks of a clip, same frame); () in edgetap-v1..v4
     n_freq: int = 4               # Fourier frequencies of the displacement encoding
     disp_scale: float = 64.0      # displacement (pixels) is divided by this before encoding
     corr_hidden: int = 128
@@ -53,12 +55,13 @@ class EdgeTapConfig:
         d = asdict(self)
         d["enc_channels"] = list(self.enc_channels)
         d["strides"] = list(self.strides)
+        d["cross_after"] = list(self.cross_after)
         return d
 
     @staticmethod
     def from_dict(d):
         d = {k: v for k, v in d.items() if k in EdgeTapConfig.__dataclass_fields__}
-        for k in ("enc_channels", "strides"):
+        for k in ("enc_channels", "strides", "cross_after"):
             if k in d:
                 d[k] = tuple(d[k])
         return EdgeTapConfig(**d)
@@ -240,6 +243,29 @@ class Block(nn.Module):
         return x + self.mlp(x)
 
 
+class CrossTrack(nn.Module):
+    """Pre-LN attention across the tracks of one clip in one frame: x += Wo MHA(LN x). A track
+    attends to itself and to every track already started (query frame <= the frame); no time
+    mixing, so streaming computes it frame by frame without caches."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x, started):
+        """x [G, N, d] (G = clips x frames); started [G, N] bool -> [G, N, d]."""
+        G, N, d = x.shape
+        h = self.heads
+        q, k, v = (t.reshape(G, N, h, d // h).transpose(1, 2) for t in self.qkv(self.ln(x)).chunk(3, dim=-1))
+        att = (q @ k.transpose(-1, -2)).float() * ((d // h) ** -0.5)            # [G, h, N, N]
+        ok = started[:, None, None, :] | torch.eye(N, dtype=torch.bool, device=x.device)[None, None]
+        att = att.masked_fill(~ok, float("-inf")).softmax(dim=-1).to(v.dtype)
+        return x + self.proj((att @ v).transpose(1, 2).reshape(G, N, d))
+
+
 class Tracker(nn.Module):
     """Per (track, frame, iteration) token from correlation and displacement; causal blocks; heads."""
 
@@ -252,6 +278,7 @@ class Tracker(nn.Module):
         self.h0 = nn.Parameter(torch.zeros(d))
         self.rel_bias = nn.Parameter(torch.zeros(cfg.heads, cfg.window + 1))
         self.blocks = nn.ModuleList([Block(d, cfg.heads, cfg.mlp_ratio) for _ in range(cfg.blocks)])
+        self.cross = nn.ModuleList([CrossTrack(d, cfg.heads) for _ in cfg.cross_after])
         self.ln_out = nn.LayerNorm(d)
         self.head = nn.Linear(d, 4)
         nn.init.zeros_(self.head.weight)
@@ -264,6 +291,11 @@ class Tracker(nn.Module):
         enc = fourier_encode((p - pq) * (1.0 / self.cfg.disp_scale), self.cfg.n_freq)
         a = is_anchor.to(enc.dtype)[..., None]
         return self.inp(torch.cat([c, enc.to(c.dtype), a.to(c.dtype)], dim=-1))
+
+    def cross_layer(self, block):
+        """The cross-track layer that follows temporal block `block`, or None."""
+        after = list(self.cfg.cross_after)
+        return self.cross[after.index(block)] if block in after else None
 
     def readout(self, h):
         """h [..., width] -> (delta_xy [..., 2] float32, vis_logit, conf_logit)."""
@@ -382,6 +414,7 @@ class EdgeTap(nn.Module):
         bias = self.attn_bias(tq.reshape(S), T)
         tt = torch.arange(T, device=tq.device)
         is_q = (tt[None, None, :] == tq[:, :, None])                         # [B, N, T]
+        started = (tq[:, None, :] <= tt[None, :, None])                      # [B, T, N]
         pq_t = pq[:, :, None, :].expand(B, N, T, 2)
         p = torch.where(is_q[..., None], pq_t, p_init.float())
         h = tr.h0.expand(B, N, T, cfg.width)
@@ -391,8 +424,13 @@ class EdgeTap(nn.Module):
             corr = self.sample_corr(maps, p) if cfg.query_patch == 1 else self.sample_corr_patch(feats, descs, p)
             x = tr.token(corr, p, pq_t, is_q) + h
             x = x.reshape(S, T, cfg.width)
-            for blk in tr.blocks:
+            for bi, blk in enumerate(tr.blocks):
                 x = blk(x, bias)
+                cross = tr.cross_layer(bi)
+                if cross is not None:
+                    per_frame = x.reshape(B, N, T, cfg.width).transpose(1, 2).reshape(B * T, N, cfg.width)
+                    per_frame = cross(per_frame, started.reshape(B * T, N))
+                    x = per_frame.reshape(B, T, N, cfg.width).transpose(1, 2).reshape(S, T, cfg.width)
             h = x.reshape(B, N, T, cfg.width)
             dp, vis, conf = tr.readout(h)
             p = torch.where(is_q[..., None], pq_t, p + dp)

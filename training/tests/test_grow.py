@@ -22,19 +22,32 @@ def _outputs(m, seed=0):
         return m.forward_parallel(video, tq, pq, p_init)
 
 
-@pytest.mark.parametrize("query_patch,blocks", [(3, 2), (5, 2), (3, 3), (1, 4)])
-def test_grown_network_computes_the_same(query_patch, blocks):
+@pytest.mark.parametrize("query_patch,blocks,cross_after", [(3, 2, []), (5, 2, []), (3, 3, []), (1, 4, []),
+                                                        (1, 2, [1]), (3, 3, [0, 2])])
+def test_grown_network_computes_the_same(query_patch, blocks, cross_after):
     old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
     old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(2), 0.2)
-    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), query_patch=query_patch, blocks=blocks))
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), query_patch=query_patch, blocks=blocks,
+                                           cross_after=cross_after))
     new = EdgeTap(new_cfg).eval()
     new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
     for a, b in zip(_outputs(old), _outputs(new)):
         assert (a - b).abs().max().item() < 1e-4
-    # the new correlation inputs are live: perturbing them changes the output
+    # the new correlation inputs and cross-track layers are live: perturbing them changes the output
     with torch.no_grad():
-        new.tracker.corr1.weight.add_(0.05)
+        if cross_after:   # random, not uniform: LayerNorm removes a shift common to all channels
+            new.tracker.cross[0].proj.weight.add_(0.05 * torch.randn(new.tracker.cross[0].proj.weight.shape,
+                                                                     generator=torch.Generator().manual_seed(4)))
+        else:
+            new.tracker.corr1.weight.add_(0.05)
     assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
+
+
+def test_cross_after_must_name_blocks():
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), cross_after=[2]))
+    with pytest.raises(ValueError, match="cross_after"):
+        grow_state_dict(EdgeTap(old_cfg).state_dict(), old_cfg, new_cfg)
 
 
 def test_unsupported_change_is_named():

@@ -16,8 +16,8 @@ from edgetap.model import EdgeTap, EdgeTapConfig, upsample2  # noqa: E402
 from edgetap.weights import randomize_weights_  # noqa: E402
 
 
-def _small_model(seed=0, query_patch=1):
-    cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=query_patch)
+def _small_model(seed=0, query_patch=1, cross_after=()):
+    cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=query_patch, cross_after=cross_after)
     m = EdgeTap(cfg).eval()
     randomize_weights_(m, torch.Generator().manual_seed(seed), 0.2)
     return m
@@ -26,10 +26,10 @@ def _small_model(seed=0, query_patch=1):
 import pytest  # noqa: E402
 
 
-@pytest.mark.parametrize("query_patch", [1, 3])
-def test_streaming_equals_parallel(query_patch):
+@pytest.mark.parametrize("query_patch,cross_after", [(1, ()), (3, ()), (3, (0, 1))])
+def test_streaming_equals_parallel(query_patch, cross_after):
     torch.manual_seed(0)
-    m = _small_model(query_patch=query_patch)
+    m = _small_model(query_patch=query_patch, cross_after=cross_after)
     B, T, N, S = 2, 7, 5, 64
     video = torch.rand(B, T, 3, S, S) * 255
     tq = torch.tensor([[0, 0, 2, 4, 6], [1, 0, 3, 0, 5]])
@@ -71,6 +71,35 @@ def test_streaming_entries_make_the_parallel_forward_stream():
     valid = torch.arange(T)[None, None, :] >= tq[:, :, None]
     assert (entries - torch.stack(st.record["p_init"], 2)).norm(dim=-1)[valid].max().item() < 1e-4
     assert (ps[-1] - xy_s).norm(dim=-1)[valid].max().item() < 1e-3
+
+
+def test_cross_track_layer_sees_only_started_tracks():
+    """A track's output depends on the other tracks of its clip and frame once they have
+    started (query frame <= the frame), never on tracks not started yet nor on other clips."""
+    torch.manual_seed(2)
+    m = _small_model(seed=5, query_patch=3, cross_after=(1,))
+    with torch.no_grad():
+        m.tracker.cross[0].proj.weight.mul_(10.0)   # a strong layer, so that its reach shows
+    B, T, N, S = 2, 4, 4, 64
+    video = torch.rand(B, T, 3, S, S) * 255
+    tq = torch.tensor([[0, 0, 0, 3], [0, 0, 0, 0]])
+    pq = torch.rand(B, N, 2) * (S - 1)
+    p_init = pq[:, :, None].expand(B, N, T, 2) + torch.randn(B, N, T, 2)
+
+    def run(pq_, p_init_):
+        with torch.no_grad():
+            return m.forward_parallel(video, tq, pq_, p_init_)[0][-1]   # [B, N, T, 2]
+    base = run(pq, p_init)
+    moved = p_init.clone()
+    moved[0, 3, :3] += 9.0            # clip 0, track 3 (starts at frame 3): frames before it
+    out = run(pq, moved)
+    assert (out[0, :3, :3] - base[0, :3, :3]).abs().max().item() < 1e-5   # unseen by the others
+    assert (out[1] - base[1]).abs().max().item() < 1e-5                   # other clip untouched
+    moved = p_init.clone()
+    moved[0, 0, 1] += 9.0             # clip 0, track 0 (started) at frame 1
+    out = run(pq, moved)
+    assert (out[0, 1:3, 1] - base[0, 1:3, 1]).abs().max().item() > 1e-3   # the others feel it
+    assert (out[1] - base[1]).abs().max().item() < 1e-5
 
 
 def test_bn_fold():
