@@ -112,7 +112,7 @@ class StreamingTracker:
                 x = self._attend(blk, x, k_i, b_i, slot, is_q, bias)
                 cross = tr.cross_layer(b_i)
                 if cross is not None:
-                    x = cross(x.reshape(B, N, -1), self.tq <= t).reshape(B * N, -1)
+                    x = cross(x.reshape(B, N, -1), self.tq < t).reshape(B * N, -1)
             h = x
             dp, vis, conf = tr.readout(x.reshape(B, N, -1))
             p = torch.where(is_q[..., None], self.pq, p + dp)

@@ -245,8 +245,9 @@ class Block(nn.Module):
 
 class CrossTrack(nn.Module):
     """Pre-LN attention across the tracks of one clip in one frame: x += Wo MHA(LN x). A track
-    attends to itself and to every track already started (query frame <= the frame); no time
-    mixing, so streaming computes it frame by frame without caches."""
+    attends to itself and to every track started before this frame (query frame < the frame):
+    a track at its query frame neither sees the others nor is seen (its output is the query
+    point anyway). No time mixing, so streaming computes it frame by frame without caches."""
 
     def __init__(self, d, heads):
         super().__init__()
@@ -256,7 +257,7 @@ class CrossTrack(nn.Module):
         self.proj = nn.Linear(d, d)
 
     def forward(self, x, started):
-        """x [G, N, d] (G = clips x frames); started [G, N] bool -> [G, N, d]."""
+        """x [G, N, d] (G = clips x frames); started [G, N] bool (query frame < the frame) -> [G, N, d]."""
         G, N, d = x.shape
         h = self.heads
         q, k, v = (t.reshape(G, N, h, d // h).transpose(1, 2) for t in self.qkv(self.ln(x)).chunk(3, dim=-1))
@@ -414,7 +415,7 @@ class EdgeTap(nn.Module):
         bias = self.attn_bias(tq.reshape(S), T)
         tt = torch.arange(T, device=tq.device)
         is_q = (tt[None, None, :] == tq[:, :, None])                         # [B, N, T]
-        started = (tq[:, None, :] <= tt[None, :, None])                      # [B, T, N]
+        started = (tq[:, None, :] < tt[None, :, None])                       # [B, T, N]
         pq_t = pq[:, :, None, :].expand(B, N, T, 2)
         p = torch.where(is_q[..., None], pq_t, p_init.float())
         h = tr.h0.expand(B, N, T, cfg.width)

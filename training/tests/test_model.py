@@ -74,13 +74,13 @@ def test_streaming_entries_make_the_parallel_forward_stream():
 
 
 def test_cross_track_layer_sees_only_started_tracks():
-    """A track's output depends on the other tracks of its clip and frame once they have
-    started (query frame <= the frame), never on tracks not started yet nor on other clips."""
+    """A track's output depends on the other tracks of its clip and frame that started before
+    that frame, never on a track at or before its query frame, nor on other clips."""
     torch.manual_seed(2)
     m = _small_model(seed=5, query_patch=3, cross_after=(1,))
     with torch.no_grad():
         m.tracker.cross[0].proj.weight.mul_(10.0)   # a strong layer, so that its reach shows
-    B, T, N, S = 2, 4, 4, 64
+    B, T, N, S = 2, 5, 4, 64
     video = torch.rand(B, T, 3, S, S) * 255
     tq = torch.tensor([[0, 0, 0, 3], [0, 0, 0, 0]])
     pq = torch.rand(B, N, 2) * (S - 1)
@@ -90,10 +90,11 @@ def test_cross_track_layer_sees_only_started_tracks():
         with torch.no_grad():
             return m.forward_parallel(video, tq, pq_, p_init_)[0][-1]   # [B, N, T, 2]
     base = run(pq, p_init)
-    moved = p_init.clone()
-    moved[0, 3, :3] += 9.0            # clip 0, track 3 (starts at frame 3): frames before it
-    out = run(pq, moved)
-    assert (out[0, :3, :3] - base[0, :3, :3]).abs().max().item() < 1e-5   # unseen by the others
+    moved = pq.clone()
+    moved[0, 3] += 9.0                # clip 0, track 3, queried at frame 3
+    out = run(moved, p_init)
+    assert (out[0, :3, :4] - base[0, :3, :4]).abs().max().item() < 1e-5   # unseen up to frame 3
+    assert (out[0, :3, 4] - base[0, :3, 4]).abs().max().item() > 1e-3     # seen from frame 4
     assert (out[1] - base[1]).abs().max().item() < 1e-5                   # other clip untouched
     moved = p_init.clone()
     moved[0, 0, 1] += 9.0             # clip 0, track 0 (started) at frame 1
