@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes a tiny random-weight EdgeTAP network and its golden vectors for the C++ engine's parity
-tests of configurations the shipped model does not use (here: a 3x3 query neighbourhood, other
-widths, window and iteration counts). Random weights of a fixed seed; no training.
+tests of configurations the shipped model does not use (a 3x3 query neighbourhood, other widths,
+window and iteration counts; and a cross-track layer). Random weights of fixed seeds; no training.
 
-  python3 training/make_test_model.py      (writes tests/data/golden/edgetap-tiny-qp3.*)
+  python3 training/make_test_model.py      (writes tests/data/golden/edgetap-tiny-qp3.* and
+                                            tests/data/golden/edgetap-tiny-cross.*)
 """
 import os
 import sys
@@ -18,6 +19,8 @@ from export import ROOT, export_model  # noqa: E402
 TINY = EdgeTapConfig(version="edgetap-tiny-qp3 (random weights, seed 5)", enc_channels=(8, 8, 16, 16, 16),
                      feat_dim=16, radius=2, query_patch=3, width=32, heads=2, blocks=2, mlp_ratio=2,
                      iters=2, window=3, n_freq=2, corr_hidden=32)
+TINY_CROSS = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-cross (random weights, seed 6)",
+                                  cross_after=(1,)))
 
 
 def random_model(cfg, seed):
@@ -32,8 +35,9 @@ def random_model(cfg, seed):
 def main():
     torch.set_num_threads(2)
     out = os.path.join(ROOT, "tests", "data", "golden")
-    export_model(random_model(TINY, seed=5), out, out, "edgetap-tiny-qp3",
-                 training={"note": "random weights for parity tests; not trained"})
+    note = {"note": "random weights for parity tests; not trained"}
+    export_model(random_model(TINY, seed=5), out, out, "edgetap-tiny-qp3", training=note)
+    export_model(random_model(TINY_CROSS, seed=6), out, out, "edgetap-tiny-cross", training=note)
 
 
 if __name__ == "__main__":

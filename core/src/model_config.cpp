@@ -56,11 +56,18 @@ ModelConfig load_model_config(const std::string& path) {
   if (c.query_patch < 1 || c.query_patch > 7 || c.query_patch % 2 == 0) {
     throw ModelError(path + ": query_patch " + std::to_string(c.query_patch) + " must be odd, in [1, 7]");
   }
-  // Cross-track attention layers (training/STREAMING.md, "Cross-track layers") are not in this
-  // engine yet: a model that has them must not run as if it had none.
-  if (m.contains("cross_after") && !(m["cross_after"].is_array() && m["cross_after"].empty())) {
-    throw ModelError(path + ": cross_after " + m["cross_after"].dump() +
-                     ": cross-track attention layers are not implemented by this engine");
+  // Cross-track attention layers (absent in edgetap-v1..v4 files: none).
+  if (m.contains("cross_after")) {
+    const nlohmann::json& ca = m["cross_after"];
+    if (!ca.is_array()) throw ModelError(path + ": cross_after must be a list of block indices");
+    for (const nlohmann::json& b : ca) {
+      if (!b.is_number_integer() || b.get<int>() < 0 || b.get<int>() >= c.blocks ||
+          c.cross_layer(b.get<int>()) >= 0) {
+        throw ModelError(path + ": cross_after " + ca.dump() + " must name distinct blocks in [0, " +
+                         std::to_string(c.blocks - 1) + "]");
+      }
+      c.cross_after.push_back(b.get<int>());
+    }
   }
   if (std::vector<int>(c.strides.begin(), c.strides.end()) != std::vector<int>{4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32]");

@@ -264,6 +264,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
       linear(bw.fc1, normed_.data(), S, mlp_.data());
       k::gelu_inplace(mlp_.data(), mlp_.size());
       linear(bw.fc2, mlp_.data(), S, x_.data(), true);         // x += mlp(x)
+      if (const int xi = c.cross_layer(b); xi >= 0) cross_track(w.cross[static_cast<std::size_t>(xi)], S, query_step);
     }
     h_ = x_;
     lap(clock, profile_.transformer);
@@ -284,6 +285,43 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
     tr.estimate.visible = query_step ? 1.f : sigmoid(out_[static_cast<std::size_t>(i) * 4 + 2]);
     tr.estimate.confidence = query_step ? 1.f : sigmoid(out_[static_cast<std::size_t>(i) * 4 + 3]);
   }
+}
+
+void StreamingSession::cross_track(const CrossTrackWeights& cw, int S, bool query_step) {
+  const ModelConfig& c = net_.config;
+  const int width = c.width, dh = c.head_dim();
+  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
+  k::layer_norm_rows(x_.data(), S, width, cw.ln.gamma.data(), cw.ln.beta.data(), normed_.data());
+  linear(cw.qkv, normed_.data(), S, qkv_.data());
+  const auto row = [&](int i) { return qkv_.data() + static_cast<std::size_t>(i) * 3 * width; };
+  std::vector<float> scores(static_cast<std::size_t>(S));
+  for (int i = 0; i < S; ++i) {
+    for (int h = 0; h < c.heads; ++h) {
+      float* o = attended_.data() + static_cast<std::size_t>(i) * width + h * dh;
+      if (query_step) {  // attends to itself only: the weight is 1
+        std::copy_n(row(i) + 2 * width + h * dh, dh, o);
+        continue;
+      }
+      const float* q = row(i) + h * dh;
+      float best = -std::numeric_limits<float>::infinity();
+      for (int j = 0; j < S; ++j) {
+        const float* kj = row(j) + width + h * dh;
+        float dot = 0.f;
+        for (int d = 0; d < dh; ++d) dot += q[d] * kj[d];
+        scores[static_cast<std::size_t>(j)] = dot * scale;
+        best = std::max(best, dot * scale);
+      }
+      float total = 0.f;
+      for (float& s : scores) total += (s = std::exp(s - best));
+      std::fill_n(o, dh, 0.f);
+      for (int j = 0; j < S; ++j) {
+        const float a = scores[static_cast<std::size_t>(j)] / total;
+        const float* vj = row(j) + 2 * width + h * dh;
+        for (int d = 0; d < dh; ++d) o[d] += a * vj[d];
+      }
+    }
+  }
+  linear(cw.proj, attended_.data(), S, x_.data(), true);  // x += proj(o)
 }
 
 }  // namespace edgetap::engine

@@ -78,6 +78,10 @@ std::size_t Weights::parameter_count() const {
     n += 2 * (b.ln1.gamma.size() + b.ln2.gamma.size());
     for (const Linear* l : {&b.qkv, &b.proj, &b.fc1, &b.fc2}) n += l->weight.size() + l->bias.size();
   }
+  for (const CrossTrackWeights& x : cross) {
+    n += 2 * x.ln.gamma.size();
+    for (const Linear* l : {&x.qkv, &x.proj}) n += l->weight.size() + l->bias.size();
+  }
   return n;
 }
 
@@ -110,6 +114,10 @@ Weights load_weights(const std::string& path, const ModelConfig& c) {
     m.blocks.push_back({r.layer_norm(p + ".ln1", w), r.layer_norm(p + ".ln2", w), r.linear(p + ".qkv", w, 3 * w),
                         r.linear(p + ".proj", w, w), r.linear(p + ".fc1", w, c.mlp_ratio * w),
                         r.linear(p + ".fc2", c.mlp_ratio * w, w)});
+  }
+  for (std::size_t i = 0; i < c.cross_after.size(); ++i) {
+    const std::string p = "tracker.cross." + std::to_string(i);
+    m.cross.push_back({r.layer_norm(p + ".ln", w), r.linear(p + ".qkv", w, 3 * w), r.linear(p + ".proj", w, w)});
   }
   m.ln_out = r.layer_norm("tracker.ln_out", w);
   return m;

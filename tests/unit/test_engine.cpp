@@ -97,17 +97,24 @@ TEST_F(EngineFixture, QueryNeighbourhoodSizesTheCorrelation) {
             std::string::npos);
 }
 
-TEST_F(EngineFixture, ModelWithCrossTrackLayersIsRefusedByName) {
+TEST_F(EngineFixture, CrossTrackLayersAreCheckedAgainstBlocksAndWeights) {
   nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
   config["cross_after"] = nlohmann::json::array();
   std::ofstream(files.config_path) << config.dump();
-  EXPECT_NO_THROW(engine::load_model_config(files.config_path));  // none: what the engine runs
-  config["cross_after"] = {1};
+  EXPECT_TRUE(engine::load_model_config(files.config_path).cross_after.empty());
+  config["cross_after"] = {config["blocks"].get<int>()};
   std::ofstream(files.config_path) << config.dump();
-  const std::string error = error_of([&] { engine::load_model_config(files.config_path); });
-  EXPECT_NE(error.find(files.config_path + ": cross_after [1]: cross-track attention layers are not implemented"),
+  std::string error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": cross_after [" + std::to_string(config["blocks"].get<int>()) +
+                       "] must name distinct blocks"),
             std::string::npos)
       << error;
+  config["cross_after"] = {0};
+  std::ofstream(files.config_path) << config.dump();
+  EXPECT_EQ(engine::load_model_config(files.config_path).cross_layer(0), 0);
+  // The weights were made without the layer.
+  error = error_of([&] { engine::load_network(files.weights_path, files.config_path); });
+  EXPECT_NE(error.find("missing tensor 'tracker.cross.0.ln.weight'"), std::string::npos) << error;
 }
 
 TEST_F(EngineFixture, QueryStepReturnsTheQueryAndStreamingIsDeterministic) {

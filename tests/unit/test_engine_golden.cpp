@@ -136,5 +136,9 @@ INSTANTIATE_TEST_SUITE_P(
     Networks, Golden,
     ::testing::Values(GoldenCase{"/models/edgetap-small", "/tests/data/golden/edgetap-small-golden.safetensors"},
                       GoldenCase{"/tests/data/golden/edgetap-tiny-qp3",
-                                 "/tests/data/golden/edgetap-tiny-qp3-golden.safetensors"}),
-    [](const ::testing::TestParamInfo<GoldenCase>& param) { return param.index == 0 ? "Shipped" : "TinyQueryPatch3"; });
+                                 "/tests/data/golden/edgetap-tiny-qp3-golden.safetensors"},
+                      GoldenCase{"/tests/data/golden/edgetap-tiny-cross",
+                                 "/tests/data/golden/edgetap-tiny-cross-golden.safetensors"}),
+    [](const ::testing::TestParamInfo<GoldenCase>& param) {
+      return std::string(param.index == 0 ? "Shipped" : param.index == 1 ? "TinyQueryPatch3" : "TinyCrossTrack");
+    });

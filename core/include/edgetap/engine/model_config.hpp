@@ -2,8 +2,10 @@
 // beside the weights (models/edgetap-<size>.json).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <string>
+#include <vector>
 
 namespace edgetap::engine {
 
@@ -26,6 +28,7 @@ struct ModelConfig {
   float pixel_mean = 0.f;
   float pixel_std = 1.f;
   int size_multiple = 1;              // input sides must be multiples of this
+  std::vector<int> cross_after;       // temporal blocks followed by a cross-track attention layer
 
   int levels() const noexcept { return static_cast<int>(strides.size()); }
   int window_cells() const noexcept { return (2 * radius + 1) * (2 * radius + 1); }
@@ -34,6 +37,11 @@ struct ModelConfig {
   int n_corr() const noexcept { return levels() * query_cells() * window_cells(); }
   int token_in() const noexcept { return corr_hidden + 2 + 4 * n_freq + 1; }
   int head_dim() const noexcept { return width / heads; }
+  // Index of the cross-track layer after temporal block `block`, or -1.
+  int cross_layer(int block) const noexcept {
+    const auto it = std::find(cross_after.begin(), cross_after.end(), block);
+    return it == cross_after.end() ? -1 : static_cast<int>(it - cross_after.begin());
+  }
 };
 
 // Throws ModelError (see safetensors.hpp) naming the file and key on any problem.

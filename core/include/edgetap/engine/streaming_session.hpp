@@ -83,6 +83,9 @@ class StreamingSession {
     TrackEstimate estimate;
   };
   void step(const std::vector<int>& tracks, bool query_step);
+  // x_ += the cross-track layer over the S stepped tracks (training/STREAMING.md): in the
+  // continuing pass every track attends to all of them; a track at its query frame only to itself.
+  void cross_track(const CrossTrackWeights& cw, int S, bool query_step);
   void attention_bias(const Track& track, std::vector<float>& bias) const;
   std::size_t cache_offset(int iter, int block, int head) const;
 

@@ -31,6 +31,11 @@ struct BlockWeights {
   Linear qkv, proj, fc1, fc2;
 };
 
+struct CrossTrackWeights {
+  LayerNormWeights ln;
+  Linear qkv, proj;
+};
+
 struct Weights {
   // Encoder, in forward order.
   Conv stem, down4, res4, down8, res8, down16, res16a, res16b, down32;
@@ -40,6 +45,7 @@ struct Weights {
   std::vector<float> h0;        // [width]
   std::vector<float> rel_bias;  // [heads][window + 1]
   std::vector<BlockWeights> blocks;
+  std::vector<CrossTrackWeights> cross;  // one per ModelConfig::cross_after entry
   LayerNormWeights ln_out;
 
   std::size_t parameter_count() const;
