@@ -290,35 +290,38 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
 void StreamingSession::cross_track(const CrossTrackWeights& cw, int S, bool query_step) {
   const ModelConfig& c = net_.config;
   const int width = c.width, dh = c.head_dim();
-  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
+  const std::size_t rows = static_cast<std::size_t>(S);
   k::layer_norm_rows(x_.data(), S, width, cw.ln.gamma.data(), cw.ln.beta.data(), normed_.data());
   linear(cw.qkv, normed_.data(), S, qkv_.data());
-  const auto row = [&](int i) { return qkv_.data() + static_cast<std::size_t>(i) * 3 * width; };
-  std::vector<float> scores(static_cast<std::size_t>(S));
-  for (int i = 0; i < S; ++i) {
+  const auto at = [&](std::size_t i, int part, int h) { return qkv_.data() + i * 3 * width + part * width + h * dh; };
+  if (query_step) {  // a track at its query frame attends to itself only: the weight is 1
+    for (std::size_t i = 0; i < rows; ++i)
+      for (int h = 0; h < c.heads; ++h) std::copy_n(at(i, 2, h), dh, attended_.data() + i * width + h * dh);
+  } else {
+    // Per head: scores = Q K^T / sqrt(dh), row softmax, O = P V, as matrix products.
+    head_q_.resize(rows * dh);
+    head_k_.resize(rows * dh);
+    head_vt_.resize(rows * dh);
+    scores_.resize(rows * rows);
+    head_o_.resize(rows * dh);
+    const float scale = 1.f / std::sqrt(static_cast<float>(dh));
     for (int h = 0; h < c.heads; ++h) {
-      float* o = attended_.data() + static_cast<std::size_t>(i) * width + h * dh;
-      if (query_step) {  // attends to itself only: the weight is 1
-        std::copy_n(row(i) + 2 * width + h * dh, dh, o);
-        continue;
+      for (std::size_t i = 0; i < rows; ++i) {
+        std::copy_n(at(i, 0, h), dh, head_q_.data() + i * dh);
+        std::copy_n(at(i, 1, h), dh, head_k_.data() + i * dh);
+        for (int d = 0; d < dh; ++d) head_vt_[static_cast<std::size_t>(d) * rows + i] = at(i, 2, h)[d];
       }
-      const float* q = row(i) + h * dh;
-      float best = -std::numeric_limits<float>::infinity();
-      for (int j = 0; j < S; ++j) {
-        const float* kj = row(j) + width + h * dh;
-        float dot = 0.f;
-        for (int d = 0; d < dh; ++d) dot += q[d] * kj[d];
-        scores[static_cast<std::size_t>(j)] = dot * scale;
-        best = std::max(best, dot * scale);
+      k::gemm_nt(S, S, dh, head_q_.data(), head_k_.data(), nullptr, scores_.data());
+      for (std::size_t i = 0; i < rows; ++i) {
+        float* r = scores_.data() + i * rows;
+        float best = -std::numeric_limits<float>::infinity();
+        for (std::size_t j = 0; j < rows; ++j) best = std::max(best, r[j] * scale);
+        float total = 0.f;
+        for (std::size_t j = 0; j < rows; ++j) total += (r[j] = std::exp(r[j] * scale - best));
+        for (std::size_t j = 0; j < rows; ++j) r[j] /= total;
       }
-      float total = 0.f;
-      for (float& s : scores) total += (s = std::exp(s - best));
-      std::fill_n(o, dh, 0.f);
-      for (int j = 0; j < S; ++j) {
-        const float a = scores[static_cast<std::size_t>(j)] / total;
-        const float* vj = row(j) + 2 * width + h * dh;
-        for (int d = 0; d < dh; ++d) o[d] += a * vj[d];
-      }
+      k::gemm_nt(S, dh, S, scores_.data(), head_vt_.data(), nullptr, head_o_.data());
+      for (std::size_t i = 0; i < rows; ++i) std::copy_n(head_o_.data() + i * dh, dh, attended_.data() + i * width + h * dh);
     }
   }
   linear(cw.proj, attended_.data(), S, x_.data(), true);  // x += proj(o)
