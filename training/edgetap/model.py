@@ -207,6 +207,13 @@ class Encoder(nn.Module):
 # ----------------------------------------------------------------------------------------------
 # Temporal transformer
 
+def split_heads(qkv, heads):
+    """qkv [..., 3d] -> q, k, v each [..., heads, d/heads] (heads: contiguous channel blocks)."""
+    q, k, v = qkv.chunk(3, dim=-1)
+    shp = q.shape[:-1] + (heads, q.shape[-1] // heads)
+    return q.reshape(shp), k.reshape(shp), v.reshape(shp)
+
+
 class Block(nn.Module):
     """Pre-LN transformer block: x += Wo MHA(LN1 x) with relative-time bias; x += MLP(LN2 x)."""
 
@@ -225,11 +232,7 @@ class Block(nn.Module):
 
     def qkv_split(self, x):
         """x [..., d] -> q, k, v each [..., heads, d/heads]."""
-        h = self.heads
-        qkv = self.qkv(self.ln1(x))
-        q, k, v = qkv.chunk(3, dim=-1)
-        shp = x.shape[:-1] + (h, x.shape[-1] // h)
-        return q.reshape(shp), k.reshape(shp), v.reshape(shp)
+        return split_heads(self.qkv(self.ln1(x)), self.heads)
 
     def forward(self, x, bias):
         """x [S, T, d]; bias [S, heads, T, T] additive (-inf = not attended)."""
@@ -260,7 +263,7 @@ class CrossTrack(nn.Module):
         """x [G, N, d] (G = clips x frames); started [G, N] bool (query frame < the frame) -> [G, N, d]."""
         G, N, d = x.shape
         h = self.heads
-        q, k, v = (t.reshape(G, N, h, d // h).transpose(1, 2) for t in self.qkv(self.ln(x)).chunk(3, dim=-1))
+        q, k, v = (t.transpose(1, 2) for t in split_heads(self.qkv(self.ln(x)), h))   # [G, h, N, dh]
         att = (q @ k.transpose(-1, -2)).float() * ((d // h) ** -0.5)            # [G, h, N, N]
         ok = started[:, None, None, :] | torch.eye(N, dtype=torch.bool, device=x.device)[None, None]
         att = att.masked_fill(~ok, float("-inf")).softmax(dim=-1).to(v.dtype)

@@ -259,8 +259,8 @@ class ClipParams:
         )
         self.motion_blur = bool(torch.rand(1, generator=gen) < opt.motion_blur_prob)
         self.shutter = float(_u(gen, 1, lo=0.3, hi=0.8))
-        # camera shake: per event a displacement a (output px) reached over d frames from t0, either
-        # and back (a pulse, 1 - cos 2 pi u) or to stay (a step, 1 - cos pi u); u = (t - t0) / d
+        # camera shake: per event a displacement a (output px) reached over d frames from t0, and
+        # either undone (a pulse, 1 - cos 2 pi u) or kept (a step, 1 - cos pi u); u = (t - t0) / d
         self.shake_p = None
         if opt.shake_prob > 0:
             E = SHAKE_EVENTS
