@@ -248,9 +248,10 @@ class Block(nn.Module):
 
 class CrossTrack(nn.Module):
     """Pre-LN attention across the tracks of one clip in one frame: x += Wo MHA(LN x). A track
-    attends to itself and to every track started before this frame (query frame < the frame):
-    a track at its query frame neither sees the others nor is seen (its output is the query
-    point anyway). No time mixing, so streaming computes it frame by frame without caches."""
+    attends to itself and to every track started before this frame (query frame < the frame);
+    a track at its query frame (or before it) attends to itself only and no other track attends
+    to it (its output is the query point anyway). No time mixing, so streaming computes it
+    frame by frame without caches."""
 
     def __init__(self, d, heads):
         super().__init__()
@@ -265,7 +266,8 @@ class CrossTrack(nn.Module):
         h = self.heads
         q, k, v = (t.transpose(1, 2) for t in split_heads(self.qkv(self.ln(x)), h))   # [G, h, N, dh]
         att = (q @ k.transpose(-1, -2)).float() * ((d // h) ** -0.5)            # [G, h, N, N]
-        ok = started[:, None, None, :] | torch.eye(N, dtype=torch.bool, device=x.device)[None, None]
+        both = started[:, None, :, None] & started[:, None, None, :]          # query and key started
+        ok = both | torch.eye(N, dtype=torch.bool, device=x.device)[None, None]
         att = att.masked_fill(~ok, float("-inf")).softmax(dim=-1).to(v.dtype)
         return x + self.proj((att @ v).transpose(1, 2).reshape(G, N, d))
 

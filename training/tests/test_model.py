@@ -12,7 +12,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from edgetap.engine import StreamingTracker, streaming_entries  # noqa: E402
-from edgetap.model import EdgeTap, EdgeTapConfig, upsample2  # noqa: E402
+from edgetap.model import CrossTrack, EdgeTap, EdgeTapConfig, upsample2  # noqa: E402
 from edgetap.weights import randomize_weights_  # noqa: E402
 
 
@@ -101,6 +101,21 @@ def test_cross_track_layer_sees_only_started_tracks():
     out = run(pq, moved)
     assert (out[0, 1:3, 1] - base[0, 1:3, 1]).abs().max().item() > 1e-3   # the others feel it
     assert (out[1] - base[1]).abs().max().item() < 1e-5
+
+
+def test_cross_track_layer_a_starting_track_sees_only_itself():
+    """At its query frame a track attends to itself alone: its row of the layer does not change
+    when the other tracks do (the C++ engine steps starting tracks in a pass of their own)."""
+    torch.manual_seed(3)
+    layer = CrossTrack(16, 2)
+    x = torch.randn(3, 5, 16)
+    started = torch.tensor([[True, True, False, True, False]] * 3)
+    base = layer(x, started)
+    other = x.clone()
+    other[:, [0, 1, 3]] += torch.randn(3, 3, 16)
+    out = layer(other, started)
+    assert (out[:, [2, 4]] - base[:, [2, 4]]).abs().max().item() < 1e-6
+    assert (out[:, 0] - base[:, 0]).abs().max().item() > 1e-3
 
 
 def test_bn_fold():
