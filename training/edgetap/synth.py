@@ -166,6 +166,19 @@ def rot(theta):
     return torch.stack([torch.stack([c, -s], -1), torch.stack([s, c], -1)], -2)
 
 
+def matvec2(A, v):
+    """A [..., 2, 2] times v [..., 2] -> [..., 2], broadcasting A over v's leading dims (per pixel
+    on a whole frame). Written out: a matmul would expand A to every pixel and run a batched
+    product of 2x2 matrices."""
+    return torch.stack([A[..., 0, 0] * v[..., 0] + A[..., 0, 1] * v[..., 1],
+                        A[..., 1, 0] * v[..., 0] + A[..., 1, 1] * v[..., 1]], -1)
+
+
+def dot2(a, b):
+    """a, b [..., 2] -> [...] (broadcasting)."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
+
+
 def inv2x2(A):
     """Closed-form inverse of [..., 2, 2] matrices."""
     a, b, c, d = A[..., 0, 0], A[..., 0, 1], A[..., 1, 0], A[..., 1, 1]
@@ -351,8 +364,8 @@ class ClipParams:
         d, nd = self.bend_p, t.dim() - 1
         phi = self._p(d, "a", m, nd) * torch.sin(self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd))
         r = y - self._p(d, "j", m, nd)
-        side = torch.sigmoid((r * self._p(d, "n", m, nd)).sum(-1) / BEND_BAND)
-        rot_r = (rot(phi) @ r[..., None])[..., 0]
+        side = torch.sigmoid(dot2(r, self._p(d, "n", m, nd)) / BEND_BAND)
+        rot_r = matvec2(rot(phi), r)
         return side[..., None] * (rot_r - r)
 
     def shake(self, t):
@@ -387,9 +400,9 @@ class ClipParams:
             # undo u = v / (1 + g.v): v = u / (1 - g.u). A pixel with 1 - g.u <= 0.05 lies near or
             # beyond the plane's horizon, where v would blow up (|g.v| >= 1, while the stamp has
             # |g.v| <= 0.36): it shows nothing of this cut-out
-            den = 1 - (self.tilt(m, t) * u).sum(-1, keepdim=True)
+            den = 1 - dot2(self.tilt(m, t), u)[..., None]
             u = torch.where(den > 0.05, u / den.clamp_min(0.05), torch.full_like(u, 1e6))
-        y = (u[..., None, :] @ inv2x2(A).transpose(-1, -2))[..., 0, :] + yc
+        y = matvec2(inv2x2(A), u) + yc
         return y + self.deform(m, y, t)
 
     def stamp_to_out(self, m, z, t, iters=None):
@@ -400,9 +413,9 @@ class ClipParams:
         for _ in range(iters):
             y = z - self.deform(m, y, t)
         A, c = self.obj_affine(m, t)
-        v = ((y - (STAMP - 1) / 2.0)[..., None, :] @ A.transpose(-1, -2))[..., 0, :]
+        v = matvec2(A, y - (STAMP - 1) / 2.0)
         if self.tilt_p is not None:
-            v = v / (1 + (self.tilt(m, t) * v).sum(-1, keepdim=True))
+            v = v / (1 + dot2(self.tilt(m, t), v)[..., None])
         return v + c
 
 
