@@ -8,6 +8,8 @@ export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 
 OUT=${OUT:-training/.out}
 mkdir -p "$OUT"
 NG=$(python3 -c 'import torch; print(torch.cuda.device_count())')
+# torchrun would set 1 thread per process; round 5's 2-GPU chunks ran with 8 (bench/NOTES.md)
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( $(nproc) / (NG > 0 ? NG : 1) ))}
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
 python3 -c 'import torch; print("torch", torch.__version__)'
 if [ "${SMOKE:-0}" = 1 ]; then
