@@ -52,6 +52,11 @@ int main(int argc, char** argv) {
   if (point_counts.empty()) point_counts = {256, 1024};
   const engine::Network network =
       engine::load_network(model, std::filesystem::path(model).replace_extension(".json").string());
+  if (iters > network.config.iters) {
+    std::fprintf(stderr, "edgetap-engine-bench: --iters %d is more than the model's %d refinement iterations\n", iters,
+                 network.config.iters);
+    return 2;
+  }
   std::vector<std::vector<std::uint8_t>> clip;
   for (int t = 0; t < frames; ++t) clip.push_back(texture_frame(size, t));
   std::printf("model %s (%zu parameters), %dx%d, %d iterations, %d frames streamed, median of %d runs\n", model.c_str(),

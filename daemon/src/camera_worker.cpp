@@ -48,8 +48,9 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
   std::vector<std::string> skipped;
   std::vector<config::Rung> rungs = pipeline::resolve_ladder(camera, skipped);
   for (const std::string& rung : skipped) log_->warn("ladder rung {} left out", rung);
-  if (auto ladder = pipeline::LadderedTracker::make(camera, std::move(rungs),
-                                                    pipeline::rung_tracker_factory(camera, models), tracker_error_)) {
+  auto factory = pipeline::rung_tracker_factory(camera, models);
+  if (!pipeline::check_rungs(camera, rungs, factory, tracker_error_)) return;
+  if (auto ladder = pipeline::LadderedTracker::make(camera, std::move(rungs), std::move(factory), tracker_error_)) {
     ladder_ = ladder.get();
     governor_ = std::make_unique<pipeline::LatencyGovernor>(camera.governor, camera.budget_ms, ladder->rungs());
     stats_.rung = std::string(ladder->name());

@@ -15,6 +15,7 @@
 #include "edgetap/eval/gt_free_score.hpp"
 #include "edgetap/eval/report.hpp"
 #include "edgetap/eval/tracker_registry.hpp"
+#include "edgetap/daemon/option_numbers.hpp"
 
 namespace edgetap::cli {
 namespace {
@@ -73,7 +74,7 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
         return 2;
       }
     } else if (arg == "--iters" && has_value) {
-      a.iters = std::atoi(argv[++i]);
+      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 16, a.iters)) return 2;
     } else if (arg == "--size" && has_value) {
       if (!eval::parse_frame_size(argv[++i], a.eval.size)) {
         std::fprintf(stderr, "edgetap eval: --size must be WxH (16..8192) or native, not '%s'\n", argv[i]);
@@ -86,9 +87,9 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
     } else if (arg == "--gt-free") {
       a.score_clips = true;
     } else if (arg == "--frames" && has_value) {
-      a.gt_free.max_frames = std::atoi(argv[++i]);
+      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 2, 1000000, a.gt_free.max_frames)) return 2;
     } else if (arg == "--grid" && has_value) {
-      a.gt_free.grid = std::atoi(argv[++i]);
+      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 256, a.gt_free.grid)) return 2;
     } else if (arg == "--quiet") {
       a.quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -98,9 +99,8 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
       a.inputs.push_back(arg);
     }
   }
-  if (a.inputs.empty() || a.gt_free.max_frames < 2 || a.gt_free.grid < 1 || a.gt_free.grid > 256) {
-    std::fprintf(stderr, "edgetap eval: %s\n%s",
-                 a.inputs.empty() ? "nothing to evaluate" : "--frames must be >= 2 and --grid 1..256", kUsage);
+  if (a.inputs.empty()) {
+    std::fprintf(stderr, "edgetap eval: nothing to evaluate\n%s", kUsage);
     return 2;
   }
   return 0;

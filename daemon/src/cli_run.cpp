@@ -19,6 +19,7 @@
 #include "edgetap/kernels/gpu_probe.hpp"
 #include "edgetap/pipeline/data_files.hpp"
 #include "edgetap/pipeline/track_strip.hpp"
+#include "edgetap/daemon/option_numbers.hpp"
 
 namespace edgetap::cli {
 namespace {
@@ -74,7 +75,7 @@ int run_command(int argc, char** argv) {
     } else if (arg == "--source" && has_value) {
       source = argv[++i];
     } else if (arg == "--grid" && has_value) {
-      grid = std::atoi(argv[++i]);
+      if (!daemon::read_int_option("edgetap run", arg, argv[++i], 1, 256, grid)) return 2;
     } else if (arg == "--tracker" && has_value) {
       tracker = argv[++i];
     } else if (arg == "--pace" && has_value) {
@@ -84,7 +85,7 @@ int run_command(int argc, char** argv) {
     } else if (arg == "--out" && has_value) {
       out_dir = argv[++i];
     } else if (arg == "--duration" && has_value) {
-      duration = std::atof(argv[++i]);
+      if (!daemon::read_seconds_option("edgetap run", arg, argv[++i], 0.0, 1e9, duration)) return 2;
     } else if (arg == "--log-level" && has_value) {
       if (!daemon::set_log_level(argv[++i])) {
         std::fprintf(stderr, "edgetap run: unknown log level '%s'\n", argv[i]);

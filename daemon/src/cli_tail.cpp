@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "edgetap/pipeline/track_client.hpp"
+#include "edgetap/daemon/option_numbers.hpp"
 
 namespace edgetap::cli {
 namespace {
@@ -54,9 +55,9 @@ int tail_command(int argc, char** argv) {
     } else if (arg == "--camera" && has_value) {
       cameras.push_back(argv[++i]);
     } else if (arg == "--count" && has_value) {
-      count = std::atol(argv[++i]);
+      if (!daemon::read_int_option("edgetap tail", arg, argv[++i], 1L, 1000000000L, count)) return 2;
     } else if (arg == "--wait" && has_value) {
-      wait_seconds = std::atof(argv[++i]);
+      if (!daemon::read_seconds_option("edgetap tail", arg, argv[++i], 0.0, 1e9, wait_seconds)) return 2;
     } else if (arg == "--raw") {
       raw = true;
     } else {

@@ -10,6 +10,7 @@
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/daemon/service.hpp"
 #include "edgetap/daemon/signals.hpp"
+#include "edgetap/daemon/option_numbers.hpp"
 
 namespace {
 
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else if (arg == "--stats-every" && has_value) {
-      stats_every = std::atoi(argv[++i]);
+      if (!daemon::read_int_option("edgetapd", arg, argv[++i], 0, 86400 * 365, stats_every)) return 2;
     } else {
       std::fprintf(stderr, "edgetapd: unknown or incomplete argument '%s'\n%s", arg.c_str(), kUsage);
       return 2;

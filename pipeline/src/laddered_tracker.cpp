@@ -66,6 +66,18 @@ RungTrackerFactory rung_tracker_factory(const config::CameraConfig& camera, Mode
   };
 }
 
+bool check_rungs(const config::CameraConfig& camera, const std::vector<config::Rung>& rungs,
+                 const RungTrackerFactory& factory, std::string& error) {
+  for (const config::Rung& rung : rungs) {
+    std::string rung_error;
+    if (!factory(rung, rung_error)) {
+      error = "ladder rung " + rung_name(rung, camera) + ": " + rung_error;
+      return false;
+    }
+  }
+  return true;
+}
+
 LadderedTracker::LadderedTracker(const config::CameraConfig& camera, std::vector<config::Rung> rungs,
                                  RungTrackerFactory factory)
     : model_width_(camera.model_width), model_height_(camera.model_height), rungs_(std::move(rungs)),

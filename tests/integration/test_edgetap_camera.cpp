@@ -97,6 +97,28 @@ TEST(EdgetapCamera, BadModelFilesFailOnlyTheirCamera) {
   }
 }
 
+TEST(EdgetapCamera, ARungWithMoreIterationsThanTheModelFailsItsCameraAtStart) {
+  // The random network has 2 refinement iterations; the ladder's second rung asks for 3.
+  // The camera fails when it starts, naming the rung, not later at its first switch.
+  test::TempDir dir;
+  const auto files = test::write_random_network(dir.path().string(), 3);
+  std::string yaml = config_with_model(dir, files.weights_path);
+  const std::string net_end = "edgetap: {model: '" + files.weights_path + "'}";
+  yaml.replace(yaml.find(net_end), net_end.size(),
+               net_end + ", ladder: [{tracker: edgetap}, {tracker: edgetap, size: [32, 32], iters: 3}, {tracker: klt}]");
+  daemon::Runtime runtime(config::load_string(yaml, "t.yaml", "/"));
+  nlohmann::json net;
+  const auto cameras = run_and_listen(runtime, dir, 10, net);
+  EXPECT_EQ(cameras, std::set<std::string>{"plain"});
+  const auto stats = runtime.stats();
+  EXPECT_EQ(stats[0].state, "failed");
+  EXPECT_NE(stats[0].error.find("ladder rung edgetap-fp32-32x32-i3"), std::string::npos) << stats[0].error;
+  EXPECT_NE(stats[0].error.find("iters 3 is more than"), std::string::npos) << stats[0].error;
+  EXPECT_NE(stats[0].error.find("2 refinement iterations"), std::string::npos) << stats[0].error;
+  EXPECT_EQ(stats[1].state, "running");
+  runtime.stop();
+}
+
 TEST(EdgetapCamera, OverBudgetCameraStepsDownTheLadderKeepingTrackIds) {
   // A budget no tracker meets: the governor walks the ladder down to klt, and
   // every track alive before a switch is alive after it, under the same id.

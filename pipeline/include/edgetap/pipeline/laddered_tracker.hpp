@@ -27,6 +27,12 @@ std::string rung_name(const config::Rung& rung, const config::CameraConfig& came
 using RungTrackerFactory = std::function<std::unique_ptr<Tracker>(const config::Rung&, std::string& error)>;
 RungTrackerFactory rung_tracker_factory(const config::CameraConfig& camera, ModelCache& models);
 
+// Builds every rung's tracker once, so that a rung the model cannot run (more iterations than
+// it has, a size it cannot take) fails the camera when it starts, not at its first switch.
+// false, with the rung named in `error`, on the first that fails.
+bool check_rungs(const config::CameraConfig& camera, const std::vector<config::Rung>& rungs,
+                 const RungTrackerFactory& factory, std::string& error);
+
 class LadderedTracker final : public Tracker {
  public:
   // Starts on rung 0; null with `error` when rung 0's tracker cannot be made.
