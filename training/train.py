@@ -41,7 +41,8 @@ def parse():
     ap.add_argument("--batch", type=int, default=8, help="clips per GPU")
     ap.add_argument("--frames", type=int, default=24)
     ap.add_argument("--tracks", type=int, default=256)
-    ap.add_argument("--sizes", default="192,224,256,288,320")
+    ap.add_argument("--sizes", default="192,224,256,288,320",
+                    help="clip sizes drawn per step: sides of square clips or WxH (e.g. 448x256), multiples of 32")
     ap.add_argument("--lr", type=float, default=6e-4)
     ap.add_argument("--wd", type=float, default=0.02)
     ap.add_argument("--warmup", type=int, default=150)
@@ -82,6 +83,17 @@ def make_optimizer(model, lr, wd):
                              lr=lr, betas=(0.9, 0.98), eps=1e-8)
 
 
+def parse_size(text):
+    """'256' -> 256 (square clips); '448x256' -> (448, 256). Sides must be multiples of 32."""
+    try:
+        sides = [int(v) for v in text.lower().split("x")]
+    except ValueError:
+        sides = []
+    if len(sides) not in (1, 2) or any(v <= 0 or v % 32 for v in sides):
+        raise ValueError(f"--sizes: '{text}' is not a side or WxH of multiples of 32")
+    return sides[0] if len(sides) == 1 else (sides[0], sides[1])
+
+
 def make_batch(banks, args, S, gen, synth_opt, dev, self_init):
     """One step's clips (args.batch x args.frames at S px, args.tracks tracks) and the network's
     inputs: query points, entering estimates, and which tracks enter with their own streamed
@@ -92,16 +104,17 @@ def make_batch(banks, args, S, gen, synth_opt, dev, self_init):
     return dict(
         video=clip["video"].to(memory_format=torch.contiguous_format), tracks=tracks, vis=clip["vis"], tq=tq,
         pq=torch.gather(tracks, 2, tq[:, :, None, None].expand(-1, -1, 1, 2))[:, :, 0],
-        p_init=noisy_init(tracks, tq, S),
+        p_init=noisy_init(tracks, tq, synth.equivalent_side(S)),
         self_mask=(torch.rand(tq.shape, device=dev) < self_init) if self_init > 0 else None)
 
 
 def forward_backward(net, opt, b, amp):
     """Loss of one batch and its gradients (left in the parameters); returns the loss terms."""
-    S = b["video"].shape[-1]
+    H, W = b["video"].shape[-2:]
     with torch.autocast(**amp):
         ps, vl, cl = net(b["video"], b["tq"], b["pq"], b["p_init"], b["self_mask"])
-    loss, st = tracking_loss(ps.float(), vl.float(), cl.float(), b["tracks"], b["vis"], b["tq"], S)
+    loss, st = tracking_loss(ps.float(), vl.float(), cl.float(), b["tracks"], b["vis"], b["tq"],
+                             synth.equivalent_side((W, H)))
     opt.zero_grad(set_to_none=True)
     loss.backward()
     return st
@@ -186,7 +199,7 @@ def main():
               f"world {world}; resume step {state['step']} at {state['seconds']:.0f}s of {state['total_seconds']:.0f}s; "
               f"setup {time.time() - t_start:.1f}s", flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
     synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob,
                                    shake_prob=args.shake_prob)
 
@@ -224,7 +237,8 @@ def main():
         n_acc += 1
         if rank == 0 and state["step"] % args.log_every == 0:
             rec = {k: round(float(v) / n_acc, 4) for k, v in acc.items()}
-            rec.update(step=state["step"], sec=round(state["seconds"], 1), lr=round(lr, 6), size=S,
+            rec.update(step=state["step"], sec=round(state["seconds"], 1), lr=round(lr, 6),
+                       size=S if isinstance(S, int) else f"{S[0]}x{S[1]}",
                        ms_per_step=round(1000 * (time.time() - t_loop) / n_acc, 1), clips=state["clips"])
             print(json.dumps(rec), flush=True)
             state["log"].append(rec)

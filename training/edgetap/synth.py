@@ -31,6 +31,18 @@ BEND_BAND = STAMP / 5.0  # width of the soft band between the swinging part and 
 SHAKE_EVENTS = 2        # jolts per shaken clip, at most
 TILT_MAX = 0.25          # largest perspective term g.v over the cut-out's half-extent (0.25: its
                          # near side shows up to (1 + 0.25 sqrt 2) / (1 - 0.25 sqrt 2) = 2.1x its far side)
+def clip_size(S):
+    """A clip's size: S is the side of a square clip or (W, H) -> (W, H)."""
+    return (S, S) if isinstance(S, int) else (int(S[0]), int(S[1]))
+
+
+def equivalent_side(S):
+    """The side of the square with a clip's area: what motion and object sizes scale with (for
+    a square clip exactly its side)."""
+    W, H = clip_size(S)
+    return math.sqrt(W * H)
+
+
 # backgrounds held out of training for the periodic validation set (file-name prefixes)
 VAL_BG = ("photo_003_", "photo_010_", "photo_030_", "pattern_000", "pattern_050", "pattern_100")
 
@@ -204,12 +216,14 @@ class ClipParams:
 
     def __init__(self, banks, B, T, S, gen, opt, device):
         M = opt.max_objects
-        sc = S / 256.0
+        W, H = clip_size(S)
+        side = equivalent_side(S)
+        sc = side / 256.0
         jump = (torch.rand(B, generator=gen) < opt.jump_prob).float()
         speed_mul = 1 + jump * _u(gen, B, lo=2.0, hi=3.5)
         # --- camera: texture px per output px, centre path, rotation, zoom, perspective corners
         self.bg_idx = torch.randint(0, banks.bg.shape[0], (B,), generator=gen)
-        m0 = _u(gen, B, lo=0.55, hi=1.6) * 256.0 / S           # texture px per output px
+        m0 = _u(gen, B, lo=0.55, hi=1.6) * 256.0 / side        # texture px per output px
         static = (torch.rand(B, generator=gen) < opt.static_cam_prob).float()
         v = _rand_dir(gen, B) * (_u(gen, B, hi=opt.cam_speed) * speed_mul * (1 - static))[:, None]
         acc = _n(gen, B, 2, std=0.08) * (1 - static)[:, None]
@@ -226,10 +240,10 @@ class ClipParams:
         nobj = torch.where(torch.rand(B, generator=gen) < 0.15, torch.ones_like(nobj), nobj)
         self.active = (torch.arange(M)[None] < nobj[:, None]).float()         # [B, M]
         self.st_idx = torch.randint(0, banks.stamps.shape[0], (B, M), generator=gen)
-        size = _u(gen, B, M, lo=0.18, hi=0.6) * S
+        size = _u(gen, B, M, lo=0.18, hi=0.6) * side
         ov = _rand_dir(gen, B, M) * (_u(gen, B, M, hi=opt.obj_speed) * sc * speed_mul[:, None])[..., None]
         self.obj = dict(
-            c0=_u(gen, B, M, 2, lo=-0.05, hi=1.05) * S, v=ov, acc=_n(gen, B, M, 2, std=0.1 * sc),
+            c0=_u(gen, B, M, 2, lo=-0.05, hi=1.05) * torch.tensor([W, H]), v=ov, acc=_n(gen, B, M, 2, std=0.1 * sc),
             amp=_u(gen, B, M, 2, hi=12.0 * sc), w=_u(gen, B, M, 2, lo=0.1, hi=0.4),
             ph=_u(gen, B, M, 2, hi=2 * math.pi),
             th0=_u(gen, B, M, lo=-0.6, hi=0.6), om=_n(gen, B, M, std=0.03),
@@ -291,22 +305,23 @@ class ClipParams:
         self.active = self.active.to(device)
         self.bg_idx = self.bg_idx.to(device)
         self.st_idx = self.st_idx.to(device)
-        self.S = S
+        self.W, self.H = W, H
         self.B, self.M = B, M
 
     # --- paths --------------------------------------------------------------------------------
 
     def cam_h(self, t):
         """t [Tt] -> [B, Tt, 3, 3] homography output px -> texture px."""
-        c, S = self.cam, self.S
+        c, W, H = self.cam, self.W, self.H
         t_ = t[None, :, None]
         ctr = c["c0"][:, None] + c["v"][:, None] * t_ + 0.5 * c["acc"][:, None] * t_ ** 2
         th = c["th0"][:, None] + c["om"][:, None] * t[None]
         m = c["m0"][:, None] * torch.exp(c["zeta"][:, None] * t[None])
-        half = (S - 1) / 2.0
-        corners = torch.tensor([[0, 0], [S - 1, 0], [S - 1, S - 1], [0, S - 1]], dtype=torch.float32, device=t.device)
+        last = torch.tensor([W - 1, H - 1], dtype=torch.float32, device=t.device)
+        half = last / 2.0
+        corners = torch.tensor([[0, 0], [W - 1, 0], [W - 1, H - 1], [0, H - 1]], dtype=torch.float32, device=t.device)
         rel = (corners - half)[None, None] * c["flip"][:, None, None, :]          # [B, 1, 4, 2]
-        pert = (c["e0"][:, None] + c["e1"][:, None] * (t[None, :, None, None] / 24.0)) * (S - 1)
+        pert = (c["e0"][:, None] + c["e1"][:, None] * (t[None, :, None, None] / 24.0)) * last
         rel = rel + pert                                                         # [B, Tt, 4, 2]
         R = rot(th)                                                              # [B, Tt, 2, 2]
         dst = ctr[:, :, None] + m[..., None, None] * (rel @ R.transpose(-1, -2))
@@ -425,31 +440,36 @@ def _sample_tex(tex, coords, size):
     return F.grid_sample(tex, g, mode="bilinear", padding_mode="zeros", align_corners=True)
 
 
-def _render(banks, P, times, S):
-    """Renders frames at times [T] -> (rgb [B, T, 3, S, S] in 0..1, top layer id [B, T, S, S])."""
-    B, M = P.B, P.M
+def _pixel_grid(W, H, device):
+    """Pixel centres (x, y) of an H x W image, row by row -> [H * W, 2]."""
+    ys, xs = torch.meshgrid(torch.arange(H, device=device, dtype=torch.float32),
+                            torch.arange(W, device=device, dtype=torch.float32), indexing="ij")
+    return torch.stack([xs, ys], -1).reshape(H * W, 2)
+
+
+def _render(banks, P, times):
+    """Renders frames at times [T] -> (rgb [B, T, 3, H, W] in 0..1, top layer id [B, T, H, W])."""
+    B, M, W, H = P.B, P.M, P.W, P.H
     T = times.shape[0]
     dev = times.device
-    ys, xs = torch.meshgrid(torch.arange(S, device=dev, dtype=torch.float32),
-                            torch.arange(S, device=dev, dtype=torch.float32), indexing="ij")
-    pix = torch.stack([xs, ys], -1).reshape(1, S * S, 2)
-    H = P.cam_h(times)                                                            # [B, T, 3, 3]
-    src = apply_h(H, pix[None].expand(B, T, S * S, 2))                           # [B, T, S*S, 2]
+    pix = _pixel_grid(W, H, dev)[None]                                          # [1, H*W, 2]
+    cam = P.cam_h(times)                                                          # [B, T, 3, 3]
+    src = apply_h(cam, pix[None].expand(B, T, H * W, 2))                         # [B, T, H*W, 2]
     # reflection padding keeps the frame filled when the camera looks past the photo's edge
     g = src * (2.0 / (BG - 1)) - 1.0
     bg = banks.bg[P.bg_idx].float() / 255.0
-    img = F.grid_sample(bg, g.reshape(B, T * S, S, 2), mode="bilinear", padding_mode="reflection",
-                        align_corners=True).reshape(B, 3, T, S, S).permute(0, 2, 1, 3, 4)
+    img = F.grid_sample(bg, g.reshape(B, T * H, W, 2), mode="bilinear", padding_mode="reflection",
+                        align_corners=True).reshape(B, 3, T, H, W).permute(0, 2, 1, 3, 4)
     ph = P.photo
     tt = (times / 24.0)[None, :, None]
     gain = torch.exp(ph["g0"][:, None] + ph["g1"][:, None] * tt)                 # [B, T, 3]
     img = img * gain[..., None, None]
-    top = torch.zeros(B, T, S, S, dtype=torch.uint8, device=dev)
+    top = torch.zeros(B, T, H, W, dtype=torch.uint8, device=dev)
     tgrid = times[None, :, None].expand(B, T, 1)       # per-frame transforms, broadcast over pixels
     for m in range(M):
-        z = P.out_to_stamp(m, pix[:, None], tgrid)                               # [B, T, S*S, 2]
+        z = P.out_to_stamp(m, pix[:, None], tgrid)                               # [B, T, H*W, 2]
         st = banks.stamps[P.st_idx[:, m]].float() / 255.0                        # [B, 4, STAMP, STAMP]
-        layer = _sample_tex(st, z.reshape(B, T * S, S, 2), STAMP).reshape(B, 4, T, S, S).permute(0, 2, 1, 3, 4)
+        layer = _sample_tex(st, z.reshape(B, T * H, W, 2), STAMP).reshape(B, 4, T, H, W).permute(0, 2, 1, 3, 4)
         alpha = layer[:, :, 3:4] * P.active[:, m, None, None, None, None]
         og = torch.exp(ph["obj_g0"][:, m, None] + ph["obj_g1"][:, m, None] * tt)  # [B, T, 3]
         img = alpha * layer[:, :, :3] * og[..., None, None] + (1 - alpha) * img
@@ -458,19 +478,20 @@ def _render(banks, P, times, S):
 
 
 def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
-    """Returns dict: video [B, T, 3, S, S] float 0..255, tracks [B, N, T, 2] (pixels of the clip,
-    centres at integers), vis [B, N, T] bool, tq [B, N] long (vis[b, n, tq] is True)."""
+    """S: the side of square clips, or (W, H). Returns dict: video [B, T, 3, H, W] float 0..255,
+    tracks [B, N, T, 2] (x, y pixels of the clip, centres at integers), vis [B, N, T] bool,
+    tq [B, N] long (vis[b, n, tq] is True)."""
     opt = opt or SynthOptions()
     P = ClipParams(banks, B, T, S, gen, opt, device)
-    M = P.M
+    M, W, H = P.M, P.W, P.H
     cg = torch.Generator(device=device)
     cg.manual_seed(int(torch.randint(0, 2 ** 62, (1,), generator=gen)))
     times = torch.arange(T, device=device, dtype=torch.float32)
-    img, top = _render(banks, P, times, S)
+    img, top = _render(banks, P, times)
     if P.motion_blur:
         acc = img
         for off in (-0.5, 0.5):
-            acc = acc + _render(banks, P, times + off * P.shutter, S)[0]
+            acc = acc + _render(banks, P, times + off * P.shutter)[0]
         img = acc / 3.0
     if P.shake_p is not None:
         img = _shake_streak(img, P, times)
@@ -490,7 +511,11 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     tq_c = torch.where(torch.rand(B, C, generator=cg, device=device) < opt.tq_zero_prob,
                        torch.zeros(B, C, device=device, dtype=torch.long),
                        torch.randint(0, max(1, T - 3), (B, C), generator=cg, device=device))
-    px = torch.randint(0, S, (B, C, 2), generator=cg, device=device)
+    if W == H:   # one draw for both coordinates: square clips stay what they were before W x H
+        px = torch.randint(0, W, (B, C, 2), generator=cg, device=device)
+    else:
+        px = torch.stack([torch.randint(0, W, (B, C), generator=cg, device=device),
+                          torch.randint(0, H, (B, C), generator=cg, device=device)], -1)
     bidx = torch.arange(B, device=device)[:, None].expand(B, C)
     layer_c = top[bidx, tq_c, px[..., 1], px[..., 0]].long()
     w = 1.0 + opt.obj_point_weight * (layer_c > 0).float()
@@ -502,10 +527,10 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     xq = xq + torch.rand(B, N, 2, generator=cg, device=device) - 0.5   # sub-pixel, same rounded pixel
 
     # ---- trajectories on every layer, then pick each track's own
-    H = P.cam_h(times)                                                      # [B, T, 3, 3]
-    Hq = H[torch.arange(B, device=device)[:, None], tq]                     # [B, N, 3, 3]
-    u = apply_h(Hq, xq[:, :, None, :])[:, :, 0]                             # texture px [B, N, 2]
-    Hinv = torch.linalg.inv(H.double()).float()
+    cam = P.cam_h(times)                                                    # [B, T, 3, 3]
+    cam_q = cam[torch.arange(B, device=device)[:, None], tq]                # [B, N, 3, 3]
+    u = apply_h(cam_q, xq[:, :, None, :])[:, :, 0]                          # texture px [B, N, 2]
+    Hinv = torch.linalg.inv(cam.double()).float()
     bg_tr = apply_h(Hinv, u[:, None].expand(B, T, N, 2)).permute(0, 2, 1, 3)   # [B, N, T, 2]
     # objects: stamp coordinate at the query frame, then the inverse map at every frame
     tall = times[None, None].expand(B, N, T)
@@ -517,9 +542,9 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     tracks = bg_tr
     for m in range(M):
         tracks = torch.where((layer == m + 1)[:, :, None, None], obj_tr[:, m], tracks)
-    inside = (tracks[..., 0] >= 0) & (tracks[..., 0] <= S - 1) & (tracks[..., 1] >= 0) & (tracks[..., 1] <= S - 1)
-    rx = tracks[..., 0].round().clamp(0, S - 1).long()
-    ry = tracks[..., 1].round().clamp(0, S - 1).long()
+    inside = (tracks[..., 0] >= 0) & (tracks[..., 0] <= W - 1) & (tracks[..., 1] >= 0) & (tracks[..., 1] <= H - 1)
+    rx = tracks[..., 0].round().clamp(0, W - 1).long()
+    ry = tracks[..., 1].round().clamp(0, H - 1).long()
     tt = torch.arange(T, device=device)[None, None].expand(B, N, T)
     bb = torch.arange(B, device=device)[:, None, None].expand(B, N, T)
     top_at = top[bb, tt, ry, rx].long()
@@ -533,34 +558,33 @@ def _shake_streak(img, P, times, max_taps=33):
     """Smears each frame along its camera-shake velocity over the clip's shutter: the exposure
     of an image translating at v px per frame, sampled at taps <= 1.5 px apart. The jolt moves
     every layer alike, so the streak is a line average of the frame itself."""
-    B, T, C, S, _ = img.shape
+    B, T, C, H, W = img.shape
     vel = P.shake(times[None].expand(B, T))[1] * P.shake_p["shutter"][:, None, None]   # [B, T, 2]
     longest = float(vel.norm(dim=-1).max())
     if longest < 0.5:
         return img
     taps = int(min(max_taps, max(3, math.ceil(longest / 1.5) + 1)))
     dev = img.device
-    ys, xs = torch.meshgrid(torch.arange(S, device=dev, dtype=torch.float32),
-                            torch.arange(S, device=dev, dtype=torch.float32), indexing="ij")
-    pix = torch.stack([xs, ys], -1).reshape(1, S, S, 2)
-    x = img.reshape(B * T, C, S, S)
+    pix = _pixel_grid(W, H, dev).reshape(1, H, W, 2)
+    to_grid = torch.tensor([2.0 / (W - 1), 2.0 / (H - 1)], device=dev)
+    x = img.reshape(B * T, C, H, W)
     v = vel.reshape(B * T, 1, 1, 2)
     acc = torch.zeros_like(x)
     for f in torch.linspace(-0.5, 0.5, taps).tolist():
-        g = (pix - f * v) * (2.0 / (S - 1)) - 1.0
+        g = (pix - f * v) * to_grid - 1.0
         acc = acc + F.grid_sample(x, g, mode="bilinear", padding_mode="border", align_corners=True)
-    return (acc / taps).reshape(B, T, C, S, S)
+    return (acc / taps).reshape(B, T, C, H, W)
 
 
 def _defocus(img, sigma):
     """Per-clip Gaussian blur (sigma [B], 0 = none), 5-tap separable."""
-    B, T, C, S, _ = img.shape
+    B, T, C, H, W = img.shape
     r = torch.arange(-2, 3, device=img.device, dtype=torch.float32)
     k = torch.exp(-0.5 * (r[None] / sigma.clamp(min=1e-3)[:, None]) ** 2)
     k = torch.where(sigma[:, None] > 0, k, (r[None] == 0).float())
     k = k / k.sum(-1, keepdim=True)                                         # [B, 5]
-    x = img.permute(1, 0, 2, 3, 4).reshape(T, B * C, S, S)
+    x = img.permute(1, 0, 2, 3, 4).reshape(T, B * C, H, W)
     kk = k[:, None].expand(B, C, 5).reshape(B * C, 1, 1, 5)
     x = F.conv2d(F.pad(x, (2, 2, 0, 0), mode="replicate"), kk, groups=B * C)
     x = F.conv2d(F.pad(x, (0, 0, 2, 2), mode="replicate"), kk.transpose(-1, -2), groups=B * C)
-    return x.reshape(T, B, C, S, S).permute(1, 0, 2, 3, 4)
+    return x.reshape(T, B, C, H, W).permute(1, 0, 2, 3, 4)

@@ -32,15 +32,17 @@ def test_object_maps_invert_exactly():
 
 
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
-@pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob", [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0),
-                                                        (0.0, 0.0, 1.0)])
-def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob):
+@pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob,size", [
+    (0.0, 0.0, 0.0, 96), (1.0, 0.0, 0.0, 96), (0.0, 1.0, 0.0, 96), (0.0, 0.0, 1.0, 96),
+    (0.0, 0.0, 0.0, (128, 72)), (1.0, 1.0, 1.0, (72, 128))])
+def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size):
     banks = synth.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
     opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob,
                              tilt_prob=tilt_prob, shake_prob=shake_prob)
     gen = torch.Generator().manual_seed(3)
-    B, T, S, N = 3, 8, 96, 64
-    P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(3), opt, "cpu")
+    B, T, N = 3, 8, 64
+    W, H = synth.clip_size(size)
+    P = synth.ClipParams(banks, B, T, size, torch.Generator().manual_seed(3), opt, "cpu")
     for d in (P.photo,):
         d["g0"].zero_(), d["g1"].zero_(), d["obj_g0"].zero_(), d["obj_g1"].zero_()
         d["contrast"].fill_(1.0), d["gray"].zero_()
@@ -54,11 +56,14 @@ def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob):
     orig = synth.ClipParams
     synth.ClipParams = lambda *a, **k: P
     try:
-        clip = synth.make_clips(banks, B, T, S, N, gen, opt, device="cpu")
+        clip = synth.make_clips(banks, B, T, size, N, gen, opt, device="cpu")
     finally:
         synth.ClipParams = orig
     v, tr, vis, tq = clip["video"], clip["tracks"], clip["vis"], clip["tq"]
-    assert v.shape == (B, T, 3, S, S) and tr.shape == (B, N, T, 2)
+    assert v.shape == (B, T, 3, H, W) and tr.shape == (B, N, T, 2)
+    # points seen after their query frame spread over the whole frame, x along W and y along H
+    seen = vis & (torch.arange(T)[None, None] != tq[:, :, None])
+    assert tr[..., 0][seen].max().item() > 0.8 * (W - 1) and tr[..., 1][seen].max().item() > 0.8 * (H - 1)
     assert bool(vis[torch.arange(B)[:, None], torch.arange(N)[None], tq].all())
     # colour at the track in frame t vs. colour at the query: small for visible points
     cols = torch.stack([bilinear_sample(v[:, t], tr[:, :, t]) for t in range(T)], 2)   # [B, N, T, 3]
@@ -129,8 +134,8 @@ def test_shake_moves_the_whole_image():
         assert (P.stamp_to_out(m, z, tb) - still.stamp_to_out(m, z, tb) - off).abs().max() < 1e-3
     # from frame 2 on clip 0 sits at the step's end, an integer offset: frames shift exactly
     times = torch.arange(2.0, T)
-    img_s, top_s = synth._render(banks, P, times, S)
-    img_0, top_0 = synth._render(banks, still, times, S)
+    img_s, top_s = synth._render(banks, P, times)
+    img_0, top_0 = synth._render(banks, still, times)
     assert (img_s[0, :, :, :-5, 7:] - img_0[0, :, :, 5:, :-7]).abs().max() < 1e-3     # shown at p: p - (7, -5)
     assert bool((top_s[0, :, :-5, 7:] == top_0[0, :, 5:, :-7]).float().mean() > 0.999)
 
