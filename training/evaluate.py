@@ -40,8 +40,7 @@ def klt_track(seq, win=21, levels=3):
     video = seq["video"].permute(0, 2, 3, 1).numpy()
     T = video.shape[0]
     W, H = seq["W"], seq["H"]
-    S = video.shape[2]
-    s = np.array([S / W, S / H])
+    s = np.array([video.shape[2] / W, video.shape[1] / H])
     q = (seq["q"] + 0.5) * s - 0.5
     tq = seq["tq"]
     N = len(tq)
@@ -92,7 +91,8 @@ def main():
     ap.add_argument("--klt", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "eval.json"))
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--size", type=int, default=256, help="model input size for badja/pairs (multiple of 32)")
+    ap.add_argument("--size", type=synth.parse_clip_size, default=256,
+                    help="model input size for badja/pairs: a side or WxH (multiples of 32)")
     ap.add_argument("--eval-root", default=None, help="full-resolution sets (e.g. ../shared/data/eval) for --size != 256")
     ap.add_argument("--fp16", action="store_true",
                     help="GPU only: run the network under float16 autocast (FP16 convolutions and matrix products)")

@@ -83,17 +83,6 @@ def make_optimizer(model, lr, wd):
                              lr=lr, betas=(0.9, 0.98), eps=1e-8)
 
 
-def parse_size(text):
-    """'256' -> 256 (square clips); '448x256' -> (448, 256). Sides must be multiples of 32."""
-    try:
-        sides = [int(v) for v in text.lower().split("x")]
-    except ValueError:
-        sides = []
-    if len(sides) not in (1, 2) or any(v <= 0 or v % 32 for v in sides):
-        raise ValueError(f"--sizes: '{text}' is not a side or WxH of multiples of 32")
-    return sides[0] if len(sides) == 1 else (sides[0], sides[1])
-
-
 def make_batch(banks, args, S, gen, synth_opt, dev, self_init):
     """One step's clips (args.batch x args.frames at S px, args.tracks tracks) and the network's
     inputs: query points, entering estimates, and which tracks enter with their own streamed
@@ -199,7 +188,7 @@ def main():
               f"world {world}; resume step {state['step']} at {state['seconds']:.0f}s of {state['total_seconds']:.0f}s; "
               f"setup {time.time() - t_start:.1f}s", flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
-    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    sizes = [synth.parse_clip_size(s) for s in args.sizes.split(",")]
     synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob,
                                    shake_prob=args.shake_prob)
 

@@ -22,14 +22,16 @@ VAL = dict(seed=7, clips=8, frames=32, size=256, points=64)
 
 
 def load_sequence(seq_dir, size=256):
+    """One sequence folder, its frames resized to size (a side, or (W, H))."""
+    w_in, h_in = synth.clip_size(size)
     gt = json.load(open(os.path.join(seq_dir, "gt.json")))
     W, H = gt["size"]
     files = sorted(glob.glob(os.path.join(seq_dir, "frames", "*")))
     frames = []
     for f in files:
         im = Image.open(f).convert("RGB")
-        if im.size != (size, size):
-            im = im.resize((size, size), Image.BILINEAR)
+        if im.size != (w_in, h_in):
+            im = im.resize((w_in, h_in), Image.BILINEAR)
         frames.append(np.asarray(im))
     video = torch.from_numpy(np.stack(frames)).permute(0, 3, 1, 2)        # [T, 3, s, s] uint8
     T = len(files)
@@ -51,11 +53,12 @@ def load_sequence(seq_dir, size=256):
                 gt_vis=vis, tq=tq, q=q, mask_area=gt.get("mask_area"))
 
 
-def run_tracker(model, seq, device, size=None):
-    """Streams the model over one sequence; returns predictions in ORIGINAL pixels and vis/conf."""
+def run_tracker(model, seq, device):
+    """Streams the model over one sequence (at its stored frame size); returns predictions in
+    ORIGINAL pixels and vis/conf."""
     W, H = seq["W"], seq["H"]
-    size = size or seq["video"].shape[-1]          # square model input: the stored frame size
-    sx, sy = size / W, size / H
+    h_in, w_in = seq["video"].shape[-2:]
+    sx, sy = w_in / W, h_in / H
     q = seq["q"]
     pq = np.stack([(q[:, 0] + 0.5) * sx - 0.5, (q[:, 1] + 0.5) * sy - 0.5], -1)
     tq = torch.from_numpy(seq["tq"])[None].to(device)

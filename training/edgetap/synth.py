@@ -36,6 +36,18 @@ def clip_size(S):
     return (S, S) if isinstance(S, int) else (int(S[0]), int(S[1]))
 
 
+def parse_clip_size(text):
+    """'256' -> 256 (square clips); '448x256' -> (448, 256). Sides must be multiples of 32 (the
+    network's input grid)."""
+    try:
+        sides = [int(v) for v in text.lower().split("x")]
+    except ValueError:
+        sides = []
+    if len(sides) not in (1, 2) or any(v <= 0 or v % 32 for v in sides):
+        raise ValueError(f"'{text}' is not a side or WxH of multiples of 32")
+    return sides[0] if len(sides) == 1 else (sides[0], sides[1])
+
+
 def equivalent_side(S):
     """The side of the square with a clip's area: what motion and object sizes scale with (for
     a square clip exactly its side)."""
