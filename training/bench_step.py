@@ -41,7 +41,7 @@ def main():
     ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-small.pt"))
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
     ap.add_argument("--batches", default="6,12,24")
-    ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--size", type=synth.parse_clip_size, default=256, help="a side or WxH")
     ap.add_argument("--frames", type=int, default=32)
     ap.add_argument("--tracks", type=int, default=256)
     ap.add_argument("--steps", type=int, default=8)
@@ -68,7 +68,7 @@ def main():
     gen = torch.Generator().manual_seed(0)
     amp = dict(device_type=dev.type, dtype=torch.bfloat16, enabled=not args.cpu)
     name = "CPU" if args.cpu else torch.cuda.get_device_name()
-    print(f"{name}; torch {torch.__version__}; size {args.size}, {args.frames} frames, "
+    print(f"{name}; torch {torch.__version__}; size {synth.clip_size(args.size)}, {args.frames} frames, "
           f"{args.tracks} tracks", flush=True)
     for B in [int(b) for b in args.batches.split(",")]:
         step_args = SimpleNamespace(batch=B, frames=args.frames, tracks=args.tracks)
