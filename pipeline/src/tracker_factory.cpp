@@ -1,6 +1,7 @@
 #include "edgetap/pipeline/tracker_factory.hpp"
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/engine/safetensors.hpp"
@@ -39,14 +40,13 @@ std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelC
               " does not suit the edgetap network: both sides must be multiples of " + std::to_string(multiple);
       return nullptr;
     }
-    if (camera.edgetap.iters > network->config.iters) {
-      error = "iters " + std::to_string(camera.edgetap.iters) + " is more than the edgetap model " + path + " has: " +
-              std::to_string(network->config.iters) + " refinement iterations (1.." +
-              std::to_string(network->config.iters) + " can run)";
+    try {
+      return std::make_unique<engine::EdgeTapTracker>(network, static_cast<float>(camera.edgetap.visible_threshold),
+                                                      camera.edgetap.iters);
+    } catch (const std::invalid_argument& e) {
+      error = "edgetap model " + path + ": " + e.what();
       return nullptr;
     }
-    return std::make_unique<engine::EdgeTapTracker>(network, static_cast<float>(camera.edgetap.visible_threshold),
-                                                    camera.edgetap.iters);
   }
   error = "unknown tracker '" + camera.tracker + "'";
   return nullptr;

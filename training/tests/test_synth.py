@@ -8,6 +8,7 @@ import torch
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, ".."))
 from edgetap import synth  # noqa: E402
+from edgetap.geometry import apply_h  # noqa: E402
 from edgetap.model import bilinear_sample  # noqa: E402
 
 DATA = os.path.join(HERE, "..", ".data")
@@ -125,8 +126,8 @@ def test_shake_moves_the_whole_image():
     off = P.shake(t[None].expand(B, -1))[0]                                   # [B, 11, 2]
     assert off.norm(dim=-1).max() > 5
     u = torch.rand(B, 11, 1, 2) * synth.BG                                    # texture points
-    bg_s = synth.apply_h(torch.linalg.inv(P.cam_h(t)), u)[:, :, 0]
-    bg_0 = synth.apply_h(torch.linalg.inv(still.cam_h(t)), u)[:, :, 0]
+    bg_s = apply_h(torch.linalg.inv(P.cam_h(t)), u)[:, :, 0]
+    bg_0 = apply_h(torch.linalg.inv(still.cam_h(t)), u)[:, :, 0]
     assert (bg_s - bg_0 - off).abs().max() < 1e-3
     z = torch.rand(B, 11, 2) * synth.STAMP
     for m in range(P.M):

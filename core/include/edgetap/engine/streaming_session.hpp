@@ -52,7 +52,8 @@ struct Point2 {
 class StreamingSession {
  public:
   // `iters`: refinement iterations per frame, 0 = the model's own (fewer is a
-  // cheaper rung of the degradation ladder; the iterations share weights).
+  // cheaper rung of the degradation ladder; the iterations share weights; more
+  // than the model's throws std::invalid_argument).
   explicit StreamingSession(const Network& network, int iters = 0);
 
   // Encodes `frame` and advances every track to it.
