@@ -32,10 +32,13 @@ def test_object_maps_invert_exactly():
         assert moved > 2.0          # the deformation is really there (stamp px)
 
 
-@pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
-@pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob,size", [
+FOLLOW_CONTENT_CASES = [
     (0.0, 0.0, 0.0, 96), (1.0, 0.0, 0.0, 96), (0.0, 1.0, 0.0, 96), (0.0, 0.0, 1.0, 96),
-    (0.0, 0.0, 0.0, (128, 72)), (1.0, 1.0, 1.0, (72, 128))])
+    (0.0, 0.0, 0.0, (128, 72)), (1.0, 1.0, 1.0, (72, 128))]
+
+
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
+@pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob,size", FOLLOW_CONTENT_CASES)
 def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size):
     banks = synth.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
     opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob,
@@ -178,11 +181,9 @@ def test_shake_streaks_along_the_jolt():
 
 if __name__ == "__main__":
     test_object_maps_invert_exactly()
-    test_tracks_follow_content(0.0, 0.0, 0.0)
-    test_tracks_follow_content(1.0, 0.0, 0.0)
-    test_tracks_follow_content(0.0, 1.0, 0.0)
-    test_tracks_follow_content(0.0, 0.0, 1.0)
+    for case in FOLLOW_CONTENT_CASES:
+        test_tracks_follow_content(*case)
     test_tilt_foreshortens_and_hides_beyond_the_horizon()
     test_shake_moves_the_whole_image()
     test_shake_streaks_along_the_jolt()
-    print("9 passed, 0 failed")
+    print(f"{4 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
