@@ -3,7 +3,7 @@
 
   python3 training/bench_step.py [--ckpt training/checkpoints/edgetap-small.pt] [--batches 6,12,24]
       [--size 256] [--frames 32] [--tracks 256] [--steps 8] [--warmup 3] [--self-init 0.6]
-      [--bend-prob P] [--tilt-prob P] [--shake-prob P]
+      [--bend-prob P] [--tilt-prob P] [--shake-prob P] [--limb-prob P]
 
 One GPU, the step of train.py (bf16 autocast, exact-streaming entries for a --self-init fraction,
 AdamW), each phase timed between synchronizations; medians over --steps after --warmup. Prints
@@ -22,7 +22,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import train  # noqa: E402
-from edgetap import synth  # noqa: E402
+from edgetap import photobanks, synth  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
 
@@ -50,9 +50,11 @@ def main():
     ap.add_argument("--bend-prob", type=float, default=0.0, help="generator options, as train.py's")
     ap.add_argument("--tilt-prob", type=float, default=0.0)
     ap.add_argument("--shake-prob", type=float, default=0.0)
+    ap.add_argument("--limb-prob", type=float, default=0.0)
     ap.add_argument("--cpu", action="store_true", help="run on the CPU, fp32 (a smoke test of this script)")
     args = ap.parse_args()
-    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob, shake_prob=args.shake_prob)
+    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob, shake_prob=args.shake_prob,
+                                   limb_prob=args.limb_prob)
     dev = torch.device("cpu" if args.cpu else "cuda")
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -64,7 +66,7 @@ def main():
         model.load_state_dict(ck["model"])
     model = model.to(memory_format=torch.channels_last).train()
     opt = train.make_optimizer(model, 1e-5, 0.02)
-    banks = synth.load_train_banks(args.data, dev, "train")
+    banks = photobanks.load_train_banks(args.data, dev, "train")
     gen = torch.Generator().manual_seed(0)
     amp = dict(device_type=dev.type, dtype=torch.bfloat16, enabled=not args.cpu)
     name = "CPU" if args.cpu else torch.cuda.get_device_name()

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, ".")
-from edgetap import evalsets, synth  # noqa: E402
+from edgetap import evalsets, photobanks  # noqa: E402
 from edgetap.engine import track_clip  # noqa: E402
 from edgetap.weights import load_checkpoint_model  # noqa: E402
 
@@ -27,7 +27,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(2)
     m, _ = load_checkpoint_model(args.ckpt)
-    seqs = evalsets.generated_sequences(synth.load_train_banks(".data", "cpu", "val"),
+    seqs = evalsets.generated_sequences(photobanks.load_train_banks(".data", "cpu", "val"),
                                         dict(evalsets.VAL, clips=args.clips), "cpu")
     for seq in seqs:
         video = seq["video"][None].float()

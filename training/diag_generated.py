@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, ".")
-from edgetap import evalsets, synth  # noqa: E402
+from edgetap import evalsets, photobanks  # noqa: E402
 from edgetap.weights import load_checkpoint_model  # noqa: E402
 
 
@@ -55,7 +55,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(2)
     m, _ = load_checkpoint_model(args.ckpt)
-    seqs = evalsets.generated_sequences(synth.load_reserved_banks(".data", "cpu"), evalsets.GEN_EVAL, "cpu")
+    seqs = evalsets.generated_sequences(photobanks.load_reserved_banks(".data", "cpu"), evalsets.GEN_EVAL, "cpu")
     errs, speeds, texs, reapp = [], [], [], []
     print("clip   median speed px/frame   median texture   <2 px   <16 px")
     for s in seqs:

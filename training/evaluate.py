@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgetap import evalsets, synth  # noqa: E402
+from edgetap import evalsets, photobanks, synth  # noqa: E402
 from edgetap.weights import load_checkpoint_model, load_exported_model  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,7 +40,8 @@ def klt_track(seq, win=21, levels=3):
     video = seq["video"].permute(0, 2, 3, 1).numpy()
     T = video.shape[0]
     W, H = seq["W"], seq["H"]
-    s = np.array([video.shape[2] / W, video.shape[1] / H])
+    h_in, w_in = video.shape[1:3]
+    s = np.array([w_in / W, h_in / H])
     q = (seq["q"] + 0.5) * s - 0.5
     tq = seq["tq"]
     N = len(tq)
@@ -63,7 +64,7 @@ def klt_track(seq, win=21, levels=3):
         start = tq == t
         pos[start] = q[start]
         alive[start] = True
-        inside = (pos[:, 0] >= 0) & (pos[:, 0] <= S - 1) & (pos[:, 1] >= 0) & (pos[:, 1] <= S - 1)
+        inside = (pos[:, 0] >= 0) & (pos[:, 0] <= w_in - 1) & (pos[:, 1] >= 0) & (pos[:, 1] <= h_in - 1)
         xy[:, t] = pos
         vis[:, t] = alive & inside
         prev = g
@@ -72,9 +73,9 @@ def klt_track(seq, win=21, levels=3):
 
 def load_set(name, data, device, size=256, eval_root=None):
     if name == "gen":
-        return evalsets.generated_sequences(synth.load_reserved_banks(data, device), evalsets.GEN_EVAL, device)
+        return evalsets.generated_sequences(photobanks.load_reserved_banks(data, device), evalsets.GEN_EVAL, device)
     if name == "val":
-        return evalsets.generated_sequences(synth.load_train_banks(data, device, "val"), evalsets.VAL, device)
+        return evalsets.generated_sequences(photobanks.load_train_banks(data, device, "val"), evalsets.VAL, device)
     root = os.path.join(eval_root or os.path.join(data, "eval"), name)
     seqs = sorted(s for s in os.listdir(root) if os.path.isfile(os.path.join(root, s, "gt.json")))
     if not seqs:

@@ -34,7 +34,7 @@ EVAL_SIZE = 256
 TRAIN_PHOTO_DIRS = ["wallpaper-photos-mate", "skimage", "matplotlib"]
 # Extra non-reserved Debian photo packages added to training (listed in models/README.md); new
 # ones go at the end, so that the photo numbers, and with them the validation backgrounds
-# (synth.VAL_BG), stay what they were. The last three add flat, low-texture artwork.
+# (photobanks.VAL_BG), stay what they were. The last three add flat, low-texture artwork.
 EXTRA_TRAIN_PACKAGES = ["ukui-wallpapers", "gnome-backgrounds", "lxqt-themes", "xfdesktop4-data"]
 # crops of these packages flatter than MAX_FLAT (flat_fraction) are left out: desktop artwork
 # with solid-colour areas. The sets before them are kept whole (the validation backgrounds are

@@ -21,7 +21,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgetap import evalsets, synth  # noqa: E402
+from edgetap import evalsets, photobanks, synth  # noqa: E402
 from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
@@ -58,6 +58,8 @@ def parse():
                     help="fraction of the objects whose plane turns back and forth in depth (perspective; 0: rounds 1-3)")
     ap.add_argument("--shake-prob", type=float, default=0.0,
                     help="fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)")
+    ap.add_argument("--limb-prob", type=float, default=0.0,
+                    help="fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)")
     ap.add_argument("--query-patch", type=int, default=1,
                     help="new checkpoint only: query descriptors per level, side (1, or 3 for local 4D correlation)")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
@@ -178,10 +180,10 @@ def main():
         opt.load_state_dict(osd)
     net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index]) if ddp else model
 
-    banks = synth.load_train_banks(args.data, dev, "train", seed=args.seed)
+    banks = photobanks.load_train_banks(args.data, dev, "train", seed=args.seed)
     val_seqs = None
     if rank == 0:
-        val_banks = synth.load_train_banks(args.data, dev, "val", seed=args.seed)
+        val_banks = photobanks.load_train_banks(args.data, dev, "val", seed=args.seed)
         spec = dict(evalsets.VAL, clips=args.val_clips, frames=args.val_frames)
         val_seqs = evalsets.generated_sequences(val_banks, spec, dev)
         print(f"params {count_params(model)}; banks: {banks.bg.shape[0]} bg, {banks.stamps.shape[0]} stamps; "
@@ -190,7 +192,7 @@ def main():
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [synth.parse_clip_size(s) for s in args.sizes.split(",")]
     synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob,
-                                   shake_prob=args.shake_prob)
+                                   shake_prob=args.shake_prob, limb_prob=args.limb_prob)
 
     def validate():
         model.eval()

@@ -6,7 +6,6 @@ plus those of its anchor (query) frame. State per stream: a ring of the last W f
 No past frame or feature map is kept: the correlation only ever touches the current frame.
 """
 import torch
-import torch.nn.functional as F
 
 from .model import patch_correlation, query_offsets, sample_around, window_offsets
 

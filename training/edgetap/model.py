@@ -11,7 +11,7 @@ A pyramid level of stride s holds feature cell (u, v) at image position (s*u, s*
 point p maps to feature coordinates p / s (see STREAMING.md "Conventions").
 """
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn

@@ -3,8 +3,9 @@
 A clip is a background photo under a smooth homography path (camera motion) plus up to
 `max_objects` photo cut-outs (RGBA) under smooth affine paths with optional smooth non-rigid
 deformation (travelling sine fields) or articulation (a part swinging about a hinge) and an
-optional turn of the cut-out's plane in depth (perspective foreshortening), composited in a
-fixed z-order, and optional camera shake (sudden jolts that move the whole image, with the
+optional turn of the cut-out's plane in depth (perspective foreshortening) and optional limbs
+(a capsule of the cut-out swinging about a joint as a layer of its own, over or under its
+body), composited in a fixed z-order, and optional camera shake (sudden jolts that move the whole image, with the
 streak they leave in the exposure). Every track is a point on one layer: its position in
 every frame follows from the layer's transform, and it is visible where it is inside the frame
 and its own layer is the topmost opaque one (alpha > 0.5) at its pixel. Photometric drift per
@@ -14,24 +15,20 @@ All paths are functions of continuous time, so motion blur is an average of rend
 t + offsets. Random parameters come from a CPU torch.Generator (deterministic per seed); pixel-
 sized random tensors from a CUDA generator seeded from it.
 """
-import glob
 import math
-import os
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 import torch.nn.functional as F
-from PIL import Image
 
 from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, rot
+from .photobanks import BG, STAMP
 
-BG = 512
-STAMP = 128
 BEND_MAX = 0.3           # largest articulation swing, rad
 BEND_BAND = STAMP / 5.0  # width of the soft band between the swinging part and the rest, stamp px
 BEND_STEP_TOL = 1e-4     # stamp px: the inverse of an articulated map stops iterating below this
 SHAKE_EVENTS = 2        # jolts per shaken clip, at most
+LIMB_SWING_MAX = 0.9     # largest swing of a limb about its joint, rad
 TILT_MAX = 0.25          # largest perspective term g.v over the cut-out's half-extent (0.25: its
                          # near side shows up to (1 + 0.25 sqrt 2) / (1 - 0.25 sqrt 2) = 2.1x its far side)
 def clip_size(S):
@@ -58,9 +55,6 @@ def equivalent_side(S):
     return math.sqrt(W * H)
 
 
-# backgrounds held out of training for the periodic validation set (file-name prefixes)
-VAL_BG = ("photo_003_", "photo_010_", "photo_030_", "pattern_000", "pattern_050", "pattern_100")
-
 
 @dataclass
 class SynthOptions:
@@ -78,89 +72,14 @@ class SynthOptions:
     # clips whose camera jolts (hand-held shake: the whole image moves up to 36 px at 256 in 1.5-5
     # frames, smeared along the motion); 0 in the defaults too
     shake_prob: float = 0.0
+    # objects with a limb: a capsule of the cut-out that swings about a joint as a layer of its
+    # own, over or under the rest of the body (self-occlusion); 0 in the defaults too
+    limb_prob: float = 0.0
     motion_blur_prob: float = 0.2
     defocus_prob: float = 0.25
     noise_max: float = 0.03
     obj_point_weight: float = 2.0  # extra sampling weight of candidate points on objects
     tq_zero_prob: float = 0.5     # fraction of tracks queried at frame 0
-
-
-class Banks:
-    """bg [Nb, 3, BG, BG] uint8; stamps [Ns, 4, STAMP, STAMP] uint8 (RGBA, centred, transparent pad)."""
-
-    def __init__(self, bg, stamps):
-        self.bg = bg
-        self.stamps = stamps
-
-
-def _load_rgb(path, size):
-    im = Image.open(path).convert("RGB")
-    a = np.asarray(im)
-    if a.shape[0] != size or a.shape[1] != size:  # tileable pattern stored at native size
-        a = np.tile(a, (size // a.shape[0] + 1, size // a.shape[1] + 1, 1))[:size, :size]
-    return torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1)
-
-
-def _load_stamp(path):
-    im = Image.open(path).convert("RGBA")
-    a = np.asarray(im)
-    out = np.zeros((STAMP, STAMP, 4), np.uint8)
-    h, w = a.shape[:2]
-    y0, x0 = (STAMP - h) // 2, (STAMP - w) // 2
-    out[y0:y0 + h, x0:x0 + w] = a
-    return torch.from_numpy(out).permute(2, 0, 1)
-
-
-def load_train_banks(data_dir, device, split="train", n_blobs=192, seed=0):
-    """split 'train' or 'val' (disjoint backgrounds; every 10th stamp is validation-only)."""
-    files = sorted(glob.glob(os.path.join(data_dir, "train", "bg", "*.jpg")))
-    is_val = [os.path.basename(f).startswith(VAL_BG) for f in files]
-    files = [f for f, v in zip(files, is_val) if v == (split == "val")]
-    bg = torch.stack([_load_rgb(f, BG) for f in files]).to(device)
-    sfiles = sorted(glob.glob(os.path.join(data_dir, "train", "stamps", "*.png")))
-    sfiles = [f for i, f in enumerate(sfiles) if (i % 10 == 0) == (split == "val")]
-    stamps = torch.stack([_load_stamp(f) for f in sfiles]).to(device)
-    photos = torch.stack([_load_rgb(f, BG) for f in files if "photo_" in os.path.basename(f)]).to(device)
-    blobs = make_blob_stamps(photos, n_blobs if split == "train" else n_blobs // 4,
-                             torch.Generator().manual_seed(seed + 17))
-    return Banks(bg, torch.cat([stamps, blobs]))
-
-
-def load_reserved_banks(data_dir, device, seed=2026):
-    """Evaluation-only banks from RESERVED photos: backgrounds and blob cut-outs of them."""
-    files = sorted(glob.glob(os.path.join(data_dir, "reserved", "*.jpg")))
-    bg = torch.stack([_load_rgb(f, BG) for f in files]).to(device)
-    blobs = make_blob_stamps(bg, 128, torch.Generator().manual_seed(seed))
-    return Banks(bg, blobs)
-
-
-def make_blob_stamps(photos, n, gen):
-    """Cut-outs of random photo crops with smooth star-shaped soft alpha mattes."""
-    dev = photos.device
-    idx = torch.randint(0, photos.shape[0], (n,), generator=gen)
-    crop = torch.randint(96, 320, (n,), generator=gen)
-    out = []
-    yy, xx = torch.meshgrid(torch.arange(STAMP, dtype=torch.float32),
-                            torch.arange(STAMP, dtype=torch.float32), indexing="ij")
-    cx = cy = (STAMP - 1) / 2
-    rho = torch.sqrt((xx - cx) ** 2 + (yy - cy) ** 2)
-    th = torch.atan2(yy - cy, xx - cx)
-    for i in range(n):
-        c = int(crop[i])
-        x0 = int(torch.randint(0, BG - c, (1,), generator=gen))
-        y0 = int(torch.randint(0, BG - c, (1,), generator=gen))
-        rgb = photos[idx[i], :, y0:y0 + c, x0:x0 + c].float()[None]
-        rgb = F.interpolate(rgb, size=(STAMP, STAMP), mode="bilinear", align_corners=False)[0].cpu()
-        r = torch.ones_like(th)
-        for k in range(1, 5):
-            a = (torch.rand(1, generator=gen) - 0.5) * 0.5 / k
-            ph = torch.rand(1, generator=gen) * 2 * math.pi
-            r = r + a * torch.cos(k * th + ph)
-        aspect = 0.6 + 0.4 * torch.rand(1, generator=gen)
-        rr = rho * torch.sqrt(torch.cos(th) ** 2 + (torch.sin(th) / aspect) ** 2)
-        alpha = ((r * 0.47 * STAMP - rr) / 1.5 + 0.5).clamp(0, 1)
-        out.append(torch.cat([rgb, alpha[None] * 255]).round().clamp(0, 255).to(torch.uint8))
-    return torch.stack(out).to(dev)
 
 
 def _u(gen, *shape, lo=0.0, hi=1.0):
@@ -263,8 +182,19 @@ class ClipParams:
                 t0=_u(gen, B, E, lo=-1.0, hi=max(T - 2.0, 0.0)), d=_u(gen, B, E, lo=1.5, hi=5.0),
                 pulse=(torch.rand(B, E, generator=gen) < 0.5).float(),
                 shutter=_u(gen, B, lo=0.4, hi=0.9))
+        # limbs (drawn last, so that clips without them stay what they were): a capsule of the
+        # stamp from joint j along dir, `len` long and 2 half_width wide, turned by
+        # phi(t) = a sin(w t + psi) about j; `above`: drawn over its body, else under it
+        self.limb_p = None
+        if opt.limb_prob > 0:
+            self.limb_p = dict(
+                on=(torch.rand(B, M, generator=gen) < opt.limb_prob).float(),
+                j=(STAMP - 1) / 2.0 + _u(gen, B, M, 2, lo=-0.12, hi=0.12) * STAMP, dir=_rand_dir(gen, B, M),
+                len=_u(gen, B, M, lo=0.3, hi=0.55) * STAMP, half_width=_u(gen, B, M, lo=0.07, hi=0.14) * STAMP,
+                a=_u(gen, B, M, lo=0.3, hi=LIMB_SWING_MAX), w=_u(gen, B, M, lo=0.15, hi=0.6),
+                psi=_u(gen, B, M, hi=2 * math.pi), above=(torch.rand(B, M, generator=gen) < 0.6).float())
         for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
-                  self.shake_p or {}):
+                  self.shake_p or {}, self.limb_p or {}):
             for k in d:
                 d[k] = d[k].to(device)
         self.active = self.active.to(device)
@@ -390,6 +320,33 @@ class ClipParams:
         k = self._p(d, "k", m, nd) * torch.sin(self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd))
         return (k / half)[..., None] * self._p(d, "dir", m, nd)
 
+    def limb_swing(self, m, t):
+        """Rotation of slot m's limb about its joint at times t [B, *X] -> [B, *X, 2, 2]."""
+        d, nd = self.limb_p, t.dim() - 1
+        return rot(self._p(d, "a", m, nd) * torch.sin(self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd)))
+
+    def limb_to_body(self, m, y, t):
+        """A limb point (stamp px, limb at rest) -> where the swung limb puts it in the body's
+        stamp px: j + R(phi(t)) (y - j). y [B, *X, 2], t [B, *X]."""
+        j = self._p(self.limb_p, "j", m, t.dim() - 1)
+        return j + matvec2(self.limb_swing(m, t), y - j)
+
+    def body_to_limb(self, m, y, t):
+        """Inverse of limb_to_body: j + R(phi(t))^T (y - j)."""
+        j = self._p(self.limb_p, "j", m, t.dim() - 1)
+        return j + matvec2(self.limb_swing(m, t).transpose(-1, -2), y - j)
+
+    def limb_mask(self, m, y, nd):
+        """Soft capsule of slot m's limb at stamp points y [B, *X, 2] (limb at rest; nd = the
+        number of *X dims) -> [B, *X] in 0..1; 0 for objects without a limb."""
+        d = self.limb_p
+        j, u, length = self._p(d, "j", m, nd), self._p(d, "dir", m, nd), self._p(d, "len", m, nd)
+        r = y - j
+        along = torch.minimum(dot2(r, u).clamp_min(0), length)
+        dist = (r - along[..., None] * u).norm(dim=-1)
+        inside = ((self._p(d, "half_width", m, nd) - dist) / 1.5 + 0.5).clamp(0, 1)
+        return inside * self._p(d, "on", m, nd)
+
     def out_to_stamp(self, m, x, t):
         """Output px -> the stamp px that slot m shows there. x [B, *X, 2], t [B, *X]."""
         A, c = self.obj_affine(m, t)
@@ -460,12 +417,36 @@ def _render(banks, P, times):
     for m in range(M):
         z = P.out_to_stamp(m, pix[:, None], tgrid)                               # [B, T, H*W, 2]
         st = banks.stamps[P.st_idx[:, m]].float() / 255.0                        # [B, 4, STAMP, STAMP]
-        layer = _sample_tex(st, z.reshape(B, T * H, W, 2), STAMP).reshape(B, 4, T, H, W).permute(0, 2, 1, 3, 4)
-        alpha = layer[:, :, 3:4] * P.active[:, m, None, None, None, None]
-        og = torch.exp(ph["obj_g0"][:, m, None] + ph["obj_g1"][:, m, None] * tt)  # [B, T, 3]
-        img = alpha * layer[:, :, :3] * og[..., None, None] + (1 - alpha) * img
-        top = torch.where(alpha[:, :, 0] > 0.5, torch.full_like(top, m + 1), top)
+        og = torch.exp(ph["obj_g0"][:, m, None] + ph["obj_g1"][:, m, None] * tt)[..., None, None]  # [B, T, 3, 1, 1]
+        active = P.active[:, m, None, None, None, None]
+
+        def sample(coords):   # stamp px [B, T, H*W, 2] -> [B, T, 4, H, W]
+            return _sample_tex(st, coords.reshape(B, T * H, W, 2), STAMP).reshape(B, 4, T, H, W).permute(0, 2, 1, 3, 4)
+
+        def per_pixel(mask):  # [B, T, H*W] -> [B, T, 1, H, W]
+            return mask.reshape(B, T, 1, H, W)
+        layer = sample(z)
+        alpha = layer[:, :, 3:4] * active
+        if P.limb_p is not None:
+            # the limb's pixels leave the body and are drawn, swung, as layer M + 1 + m
+            z_limb = P.body_to_limb(m, z, tgrid)
+            limb = sample(z_limb)
+            limb_alpha = limb[:, :, 3:4] * active * per_pixel(P.limb_mask(m, z_limb, 2))
+            alpha = alpha * (1 - per_pixel(P.limb_mask(m, z, 2)))
+            above = P.limb_p["above"][:, m, None, None, None, None]
+            img, top = _over(img, top, limb[:, :, :3], og, limb_alpha * (1 - above), M + 1 + m)
+        img, top = _over(img, top, layer[:, :, :3], og, alpha, m + 1)
+        if P.limb_p is not None:
+            img, top = _over(img, top, limb[:, :, :3], og, limb_alpha * above, M + 1 + m)
     return img, top
+
+
+def _over(img, top, rgb, gain, alpha, layer_id):
+    """Composites a layer (rgb [B, T, 3, H, W] times gain [B, T, 3, 1, 1], alpha [B, T, 1, H, W])
+    over the frames; pixels where it is opaque (alpha > 0.5) get its id in the top-layer map
+    [B, T, H, W]."""
+    img = alpha * rgb * gain + (1 - alpha) * img
+    return img, torch.where(alpha[:, :, 0] > 0.5, torch.full_like(top, layer_id), top)
 
 
 def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
@@ -523,16 +504,21 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     u = apply_h(cam_q, xq[:, :, None, :])[:, :, 0]                          # texture px [B, N, 2]
     Hinv = torch.linalg.inv(cam.double()).float()
     bg_tr = apply_h(Hinv, u[:, None].expand(B, T, N, 2)).permute(0, 2, 1, 3)   # [B, N, T, 2]
-    # objects: stamp coordinate at the query frame, then the inverse map at every frame
+    # objects: stamp coordinate at the query frame, then the inverse map at every frame; a limb
+    # point is a fixed point of the limb at rest, carried into the body's stamp at each frame
     tall = times[None, None].expand(B, N, T)
-    obj_tr = []
-    for m in range(M):
-        zq = P.out_to_stamp(m, xq, tq.float())                              # [B, N, 2]
-        obj_tr.append(P.stamp_to_out(m, zq[:, :, None].expand(B, N, T, 2), tall))   # [B, N, T, 2]
-    obj_tr = torch.stack(obj_tr, 1)                                         # [B, M, N, T, 2]
     tracks = bg_tr
     for m in range(M):
-        tracks = torch.where((layer == m + 1)[:, :, None, None], obj_tr[:, m], tracks)
+        zq = P.out_to_stamp(m, xq, tq.float())                              # [B, N, 2]
+        z = zq[:, :, None].expand(B, N, T, 2)
+        if P.limb_p is not None:
+            z_limb = P.limb_to_body(m, P.body_to_limb(m, zq, tq.float())[:, :, None].expand(B, N, T, 2), tall)
+            both = P.stamp_to_out(m, torch.cat([z, z_limb], 1), torch.cat([tall, tall], 1))
+            tracks = torch.where((layer == M + 1 + m)[:, :, None, None], both[:, N:], tracks)
+            z_tr = both[:, :N]
+        else:
+            z_tr = P.stamp_to_out(m, z, tall)                               # [B, N, T, 2]
+        tracks = torch.where((layer == m + 1)[:, :, None, None], z_tr, tracks)
     inside = (tracks[..., 0] >= 0) & (tracks[..., 0] <= W - 1) & (tracks[..., 1] >= 0) & (tracks[..., 1] <= H - 1)
     rx = tracks[..., 0].round().clamp(0, W - 1).long()
     ry = tracks[..., 1].round().clamp(0, H - 1).long()

@@ -7,7 +7,7 @@ import torch
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, ".."))
-from edgetap import synth  # noqa: E402
+from edgetap import photobanks, synth  # noqa: E402
 from edgetap.geometry import apply_h  # noqa: E402
 from edgetap.model import bilinear_sample  # noqa: E402
 
@@ -17,14 +17,14 @@ DATA = os.path.join(HERE, "..", ".data")
 def test_object_maps_invert_exactly():
     """stamp_to_out is the inverse of out_to_stamp for sine-deformed, articulated and tilted
     objects: the ground truth of every object track rests on it."""
-    banks = synth.Banks(torch.zeros(1, 3, synth.BG, synth.BG, dtype=torch.uint8),
-                        torch.zeros(1, 4, synth.STAMP, synth.STAMP, dtype=torch.uint8))
+    banks = photobanks.Banks(torch.zeros(1, 3, photobanks.BG, photobanks.BG, dtype=torch.uint8),
+                        torch.zeros(1, 4, photobanks.STAMP, photobanks.STAMP, dtype=torch.uint8))
     for opt in (synth.SynthOptions(deform_prob=1.0), synth.SynthOptions(deform_prob=0.0, bend_prob=1.0),
                 synth.SynthOptions(deform_prob=0.5, bend_prob=1.0, tilt_prob=1.0)):
         P = synth.ClipParams(banks, 6, 16, 128, torch.Generator().manual_seed(5), opt, "cpu")
         moved = 0.0
         for m in range(P.M):
-            z = torch.rand(6, 200, 16, 2, generator=torch.Generator().manual_seed(m)) * synth.STAMP
+            z = torch.rand(6, 200, 16, 2, generator=torch.Generator().manual_seed(m)) * photobanks.STAMP
             t = torch.arange(16.0)[None, None].expand(6, 200, 16)
             x = P.stamp_to_out(m, z, t)
             assert (P.out_to_stamp(m, x, t) - z).norm(dim=-1).max().item() < 1e-3
@@ -40,7 +40,7 @@ FOLLOW_CONTENT_CASES = [
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
 @pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob,size", FOLLOW_CONTENT_CASES)
 def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size):
-    banks = synth.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
+    banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
     opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob,
                              tilt_prob=tilt_prob, shake_prob=shake_prob)
     gen = torch.Generator().manual_seed(3)
@@ -80,18 +80,66 @@ def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size):
     assert vis.float().mean().item() > 0.3
 
 
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
+def test_limbs_swing_carry_their_tracks_and_hide_their_body():
+    """A limb is a swinging layer of its own: its tracks keep their colour, it moves against its
+    body, and where it is drawn over its body the body's tracks there are hidden."""
+    banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=16)
+    opt = synth.SynthOptions(limb_prob=1.0, motion_blur_prob=0, defocus_prob=0, noise_max=0)
+    B, T, N, S = 6, 12, 256, 128
+    P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(4), opt, "cpu")
+    for key in ("g0", "g1", "obj_g0", "obj_g1", "gray"):
+        P.photo[key].zero_()
+    P.photo["contrast"].fill_(1.0)
+    orig = synth.ClipParams
+    synth.ClipParams = lambda *a, **k: P
+    try:
+        clip = synth.make_clips(banks, B, T, S, N, torch.Generator().manual_seed(4), opt, device="cpu")
+    finally:
+        synth.ClipParams = orig
+    v, tr, vis, tq, layer = clip["video"], clip["tracks"], clip["vis"], clip["tq"], clip["layer"]
+    M = P.M
+    limb = (layer > M)[:, :, None].expand_as(vis)
+    assert limb[:, :, 0].sum().item() >= 10
+    cols = torch.stack([bilinear_sample(v[:, t], tr[:, :, t]) for t in range(T)], 2)
+    ref = torch.gather(cols, 2, tq[:, :, None, None].expand(B, N, 1, 3))
+    good = (cols - ref).abs().mean(-1)[limb & vis].median().item()
+    base = (cols - ref.roll(1, dims=1)).abs().mean(-1)[limb & vis].median().item()
+    assert good < 0.25 * base, (good, base)
+    # limb points move against the body points that were under them at their query frames
+    times = torch.arange(T, dtype=torch.float32)
+    xq = torch.gather(tr, 2, tq[:, :, None, None].expand(B, N, 1, 2))[:, :, 0]
+    apart = 0.0
+    for m in range(M):
+        zq = P.out_to_stamp(m, xq, tq.float())
+        body = P.stamp_to_out(m, zq[:, :, None].expand(B, N, T, 2), times[None, None].expand(B, N, T))
+        own = (layer == M + 1 + m)[:, :, None]
+        apart = max(apart, ((body - tr).norm(dim=-1) * own).max().item())
+    assert apart > 4.0
+    # self-occlusion: body tracks inside the frame under their own limb are not visible
+    _, top = synth._render(banks, P, times)
+    inside = (tr >= 0).all(-1) & (tr[..., 0] <= S - 1) & (tr[..., 1] <= S - 1)
+    rx, ry = tr[..., 0].round().clamp(0, S - 1).long(), tr[..., 1].round().clamp(0, S - 1).long()
+    bb = torch.arange(B)[:, None, None].expand(B, N, T)
+    tt = torch.arange(T)[None, None].expand(B, N, T)
+    under_own_limb = inside & (layer[:, :, None] > 0) & (layer[:, :, None] <= M) & \
+        (top[bb, tt, ry, rx].long() == layer[:, :, None] + M)
+    assert under_own_limb.sum().item() > 0
+    assert not vis[under_own_limb].any()
+
+
 def test_tilt_foreshortens_and_hides_beyond_the_horizon():
     """A tilted cut-out is shown smaller on its far side than on its near side, and an output
     pixel beyond the plane's horizon (1 - g.u <= 0) shows nothing of it."""
-    banks = synth.Banks(torch.zeros(1, 3, synth.BG, synth.BG, dtype=torch.uint8),
-                        torch.zeros(1, 4, synth.STAMP, synth.STAMP, dtype=torch.uint8))
+    banks = photobanks.Banks(torch.zeros(1, 3, photobanks.BG, photobanks.BG, dtype=torch.uint8),
+                        torch.zeros(1, 4, photobanks.STAMP, photobanks.STAMP, dtype=torch.uint8))
     opt = synth.SynthOptions(deform_prob=0.0, tilt_prob=1.0)
     P = synth.ClipParams(banks, 1, 4, 128, torch.Generator().manual_seed(2), opt, "cpu")
     m, t = 0, torch.full((1, 1), 1.0)
     g = P.tilt(m, t)[0, 0]
     assert g.norm().item() > 0
     A, c = P.obj_affine(m, t)
-    yc = (synth.STAMP - 1) / 2.0
+    yc = (photobanks.STAMP - 1) / 2.0
     # stamp points a few px apart on the near (g.v < 0) and far (g.v > 0) side, along g
     dirs = torch.linalg.solve(A[0, 0], g / g.norm())          # stamp direction whose image is along g
     dirs = dirs / dirs.norm()
@@ -106,16 +154,16 @@ def test_tilt_foreshortens_and_hides_beyond_the_horizon():
     beyond = c[0, 0] + lam[:, None] * g / g.norm() ** 2
     y = P.out_to_stamp(m, beyond[None], t.expand(1, 3))
     assert bool(torch.isfinite(y).all())
-    assert bool(((y < 0) | (y > synth.STAMP - 1)).any(-1).all())
+    assert bool(((y < 0) | (y > photobanks.STAMP - 1)).any(-1).all())
 
 
 def test_shake_moves_the_whole_image():
     """A jolt of the camera displaces background and cut-outs alike by the shake offset, in the
     ground truth (camera map and object maps) and in the rendered frames."""
     import copy
-    banks = synth.load_train_banks(DATA, "cpu", split="val", n_blobs=8) if os.path.isdir(DATA) else \
-        synth.Banks(torch.randint(0, 255, (1, 3, synth.BG, synth.BG), dtype=torch.uint8),
-                    torch.randint(0, 255, (1, 4, synth.STAMP, synth.STAMP), dtype=torch.uint8))
+    banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8) if os.path.isdir(DATA) else \
+        photobanks.Banks(torch.randint(0, 255, (1, 3, photobanks.BG, photobanks.BG), dtype=torch.uint8),
+                    torch.randint(0, 255, (1, 4, photobanks.STAMP, photobanks.STAMP), dtype=torch.uint8))
     B, T, S = 2, 6, 64
     opt = synth.SynthOptions(shake_prob=1.0, bend_prob=0.5, tilt_prob=0.5)
     P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(4), opt, "cpu")
@@ -128,11 +176,11 @@ def test_shake_moves_the_whole_image():
     t = torch.linspace(0, T - 1, 11)
     off = P.shake(t[None].expand(B, -1))[0]                                   # [B, 11, 2]
     assert off.norm(dim=-1).max() > 5
-    u = torch.rand(B, 11, 1, 2) * synth.BG                                    # texture points
+    u = torch.rand(B, 11, 1, 2) * photobanks.BG                                    # texture points
     bg_s = apply_h(torch.linalg.inv(P.cam_h(t)), u)[:, :, 0]
     bg_0 = apply_h(torch.linalg.inv(still.cam_h(t)), u)[:, :, 0]
     assert (bg_s - bg_0 - off).abs().max() < 1e-3
-    z = torch.rand(B, 11, 2) * synth.STAMP
+    z = torch.rand(B, 11, 2) * photobanks.STAMP
     for m in range(P.M):
         tb = t[None].expand(B, -1)
         assert (P.stamp_to_out(m, z, tb) - still.stamp_to_out(m, z, tb) - off).abs().max() < 1e-3
@@ -148,8 +196,8 @@ def test_shake_streaks_along_the_jolt():
     """A jolting camera smears each frame along the jolt's velocity, over the shutter: a lone
     bright pixel becomes a centred line of length |v| x shutter along v, and does not widen
     across it; frames outside the jolt stay sharp."""
-    banks = synth.Banks(torch.zeros(1, 3, synth.BG, synth.BG, dtype=torch.uint8),
-                        torch.zeros(1, 4, synth.STAMP, synth.STAMP, dtype=torch.uint8))
+    banks = photobanks.Banks(torch.zeros(1, 3, photobanks.BG, photobanks.BG, dtype=torch.uint8),
+                        torch.zeros(1, 4, photobanks.STAMP, photobanks.STAMP, dtype=torch.uint8))
     T, S = 6, 64
     P = synth.ClipParams(banks, 1, T, S, torch.Generator().manual_seed(1), synth.SynthOptions(shake_prob=1.0), "cpu")
     P.shake_p["a"] = torch.tensor([[[24.0, 10.0], [0.0, 0.0]]])       # one pulse event
@@ -183,7 +231,8 @@ if __name__ == "__main__":
     test_object_maps_invert_exactly()
     for case in FOLLOW_CONTENT_CASES:
         test_tracks_follow_content(*case)
+    test_limbs_swing_carry_their_tracks_and_hide_their_body()
     test_tilt_foreshortens_and_hides_beyond_the_horizon()
     test_shake_moves_the_whole_image()
     test_shake_streaks_along_the_jolt()
-    print(f"{4 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
+    print(f"{5 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
