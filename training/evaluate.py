@@ -95,6 +95,8 @@ def main():
     ap.add_argument("--size", type=synth.parse_clip_size, default=256,
                     help="model input size for badja/pairs: a side or WxH (multiples of 32)")
     ap.add_argument("--eval-root", default=None, help="full-resolution sets (e.g. ../shared/data/eval) for --size != 256")
+    ap.add_argument("--support", type=int, default=0,
+                    help="also track a SUPPORT x SUPPORT grid from frame 0, unscored (context for the cross-track layer)")
     ap.add_argument("--fp16", action="store_true",
                     help="GPU only: run the network under float16 autocast (FP16 convolutions and matrix products)")
     args = ap.parse_args()
@@ -110,13 +112,13 @@ def main():
         model = load_exported_model(args.weights, os.path.splitext(args.weights)[0] + ".json")
         rule = json.load(open(os.path.splitext(args.weights)[0] + ".json")).get("visible_rule", "vis")
     model = model.to(dev).eval()
-    results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule,
+    results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, support_grid=args.support,
                    precision="fp16 autocast" if args.fp16 else "fp32", sets={})
     for name in args.sets.split(","):
         t0 = time.time()
         seqs = load_set(name, args.data, dev, args.size, args.eval_root)
         with precision:
-            per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True)
+            per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True, support=args.support)
         entry = {"edgetap[vis]": evalsets.summarize(per_v), "edgetap[vis*conf]": evalsets.summarize(per_c),
                  "per_sequence[vis*conf]": [{k: v for k, v in m.items() if k != "pred"} for m in per_c],
                  "seconds": round(time.time() - t0, 1),

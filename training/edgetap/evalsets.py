@@ -53,17 +53,31 @@ def load_sequence(seq_dir, size=256):
                 gt_vis=vis, tq=tq, q=q, mask_area=gt.get("mask_area"))
 
 
-def run_tracker(model, seq, device):
+def support_grid(side, w_in, h_in):
+    """side x side points spread evenly over a w_in x h_in frame (cell centres), [side^2, 2]."""
+    u = (np.arange(side) + 0.5) / side
+    gx, gy = np.meshgrid(u * w_in - 0.5, u * h_in - 0.5)
+    return np.stack([gx.ravel(), gy.ravel()], -1)
+
+
+def run_tracker(model, seq, device, support=0):
     """Streams the model over one sequence (at its stored frame size); returns predictions in
-    ORIGINAL pixels and vis/conf."""
+    ORIGINAL pixels and vis/conf. support > 0 tracks a support x support grid queried at frame 0
+    beside the sequence's points (context for the cross-track layer) and drops it from the output."""
     W, H = seq["W"], seq["H"]
     h_in, w_in = seq["video"].shape[-2:]
     sx, sy = w_in / W, h_in / H
     q = seq["q"]
+    N = len(q)
     pq = np.stack([(q[:, 0] + 0.5) * sx - 0.5, (q[:, 1] + 0.5) * sy - 0.5], -1)
-    tq = torch.from_numpy(seq["tq"])[None].to(device)
+    tq = seq["tq"]
+    if support:
+        pq = np.concatenate([pq, support_grid(support, w_in, h_in)])
+        tq = np.concatenate([tq, np.zeros(support * support, tq.dtype)])
+    tq = torch.from_numpy(tq)[None].to(device)
     pq = torch.from_numpy(pq).float()[None].to(device)
     xy, vis, conf = track_clip(model, seq["video"][None], tq, pq)
+    xy, vis, conf = xy[:, :N], vis[:, :N], conf[:, :N]
     xy = xy[0].cpu().double().numpy()
     out = np.stack([(xy[..., 0] + 0.5) / sx - 0.5, (xy[..., 1] + 0.5) / sy - 0.5], -1)
     return out, vis[0].cpu().numpy(), conf[0].cpu().numpy()
@@ -94,12 +108,12 @@ def generated_sequences(banks, spec, device, opt=None):
     return out
 
 
-def evaluate(model, seqs, device, vis_threshold=0.5, with_conf_variant=False, keep_preds=False):
+def evaluate(model, seqs, device, vis_threshold=0.5, with_conf_variant=False, keep_preds=False, support=0):
     """Per-sequence metrics; visible = vis prob > threshold. The variant (second list) uses
-    vis prob * conf prob > threshold."""
+    vis prob * conf prob > threshold. support: see run_tracker."""
     per, per_c = [], []
     for seq in seqs:
-        xy, vis, conf = run_tracker(model, seq, device)
+        xy, vis, conf = run_tracker(model, seq, device, support)
         m = score_sequence(seq, xy, vis > vis_threshold)
         m["name"] = seq["name"]
         if keep_preds:

@@ -79,6 +79,7 @@ class SynthOptions:
     defocus_prob: float = 0.25
     noise_max: float = 0.03
     obj_point_weight: float = 2.0  # extra sampling weight of candidate points on objects
+    limb_point_weight: float = 4.0  # and on limbs, on top of that
     tq_zero_prob: float = 0.5     # fraction of tracks queried at frame 0
 
 
@@ -491,6 +492,8 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     bidx = torch.arange(B, device=device)[:, None].expand(B, C)
     layer_c = top[bidx, tq_c, px[..., 1], px[..., 0]].long()
     w = 1.0 + opt.obj_point_weight * (layer_c > 0).float()
+    if P.limb_p is not None:
+        w = w + opt.limb_point_weight * (layer_c > M).float()
     gumbel = -torch.log(-torch.log(torch.rand(B, C, generator=cg, device=device).clamp(1e-9, 1 - 1e-9)))
     sel = torch.topk(torch.log(w) + gumbel, N, dim=1).indices
     tq = torch.gather(tq_c, 1, sel)
