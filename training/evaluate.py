@@ -73,9 +73,11 @@ def klt_track(seq, win=21, levels=3):
 
 def load_set(name, data, device, size=256, eval_root=None):
     if name == "gen":
-        return evalsets.generated_sequences(photobanks.load_reserved_banks(data, device), evalsets.GEN_EVAL, device)
+        return evalsets.generated_sequences(photobanks.load_reserved_banks(data, device),
+                                            dict(evalsets.GEN_EVAL, size=size), device)
     if name == "val":
-        return evalsets.generated_sequences(photobanks.load_train_banks(data, device, "val"), evalsets.VAL, device)
+        return evalsets.generated_sequences(photobanks.load_train_banks(data, device, "val"),
+                                            dict(evalsets.VAL, size=size), device)
     root = os.path.join(eval_root or os.path.join(data, "eval"), name)
     seqs = sorted(s for s in os.listdir(root) if os.path.isfile(os.path.join(root, s, "gt.json")))
     if not seqs:
@@ -93,7 +95,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results", "eval.json"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--size", type=synth.parse_clip_size, default=256,
-                    help="model input size for badja/pairs: a side or WxH (multiples of 32)")
+                    help="model input size: a side or WxH (multiples of 32); badja/pairs frames are resized "
+                         "to it, the generated sets (gen, val) rendered at it")
     ap.add_argument("--eval-root", default=None, help="full-resolution sets (e.g. ../shared/data/eval) for --size != 256")
     ap.add_argument("--support", type=int, default=0,
                     help="also track a SUPPORT x SUPPORT grid from frame 0, unscored (context for the cross-track layer)")

@@ -18,7 +18,7 @@ from . import metrics, synth
 from .engine import track_clip
 
 GEN_EVAL = dict(seed=2026, clips=16, frames=48, size=256, points=64)
-VAL = dict(seed=7, clips=8, frames=32, size=256, points=64)
+VAL = dict(seed=7, clips=32, frames=32, size=256, points=64)   # clips 0-7: the 8-clip set of rounds 1-6
 
 
 def load_sequence(seq_dir, size=256):
@@ -98,11 +98,12 @@ def generated_sequences(banks, spec, device, opt=None):
     gen = torch.Generator().manual_seed(spec["seed"])
     out = []
     S = spec["size"]
+    W, H = synth.clip_size(S)
     for c in range(spec["clips"]):
         clip = synth.make_clips(banks, 1, spec["frames"], S, spec["points"], gen, opt, device=device)
         tr = clip["tracks"][0].cpu().double().numpy()
         out.append(dict(name=f"gen{c:02d}", video=clip["video"][0].round().clamp(0, 255).to(torch.uint8).cpu(),
-                        W=S, H=S, gt_xy=tr, known=np.ones(tr.shape[:2], bool),
+                        W=W, H=H, gt_xy=tr, known=np.ones(tr.shape[:2], bool),
                         gt_vis=clip["vis"][0].cpu().numpy(), tq=clip["tq"][0].cpu().numpy(),
                         q=tr[np.arange(tr.shape[0]), clip["tq"][0].cpu().numpy()], mask_area=None))
     return out
