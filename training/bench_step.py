@@ -3,7 +3,7 @@
 
   python3 training/bench_step.py [--ckpt training/checkpoints/edgetap-small.pt] [--batches 6,12,24]
       [--size 256] [--frames 32] [--tracks 256] [--steps 8] [--warmup 3] [--self-init 0.6]
-      [--bend-prob P] [--tilt-prob P] [--shake-prob P] [--limb-prob P]
+      [--bend-prob P] [--tilt-prob P] [--shake-prob P] [--limb-prob P] [--flat-prob P]
 
 One GPU, the step of train.py (bf16 autocast, exact-streaming entries for a --self-init fraction,
 AdamW), each phase timed between synchronizations; medians over --steps after --warmup. Prints
@@ -51,10 +51,11 @@ def main():
     ap.add_argument("--tilt-prob", type=float, default=0.0)
     ap.add_argument("--shake-prob", type=float, default=0.0)
     ap.add_argument("--limb-prob", type=float, default=0.0)
+    ap.add_argument("--flat-prob", type=float, default=0.0)
     ap.add_argument("--cpu", action="store_true", help="run on the CPU, fp32 (a smoke test of this script)")
     args = ap.parse_args()
     synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob, shake_prob=args.shake_prob,
-                                   limb_prob=args.limb_prob)
+                                   limb_prob=args.limb_prob, flat_prob=args.flat_prob)
     dev = torch.device("cpu" if args.cpu else "cuda")
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True

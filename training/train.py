@@ -60,6 +60,8 @@ def parse():
                     help="fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)")
     ap.add_argument("--limb-prob", type=float, default=0.0,
                     help="fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)")
+    ap.add_argument("--flat-prob", type=float, default=0.0,
+                    help="fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)")
     ap.add_argument("--query-patch", type=int, default=1,
                     help="new checkpoint only: query descriptors per level, side (1, or 3 for local 4D correlation)")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
@@ -192,7 +194,8 @@ def main():
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [synth.parse_clip_size(s) for s in args.sizes.split(",")]
     synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob,
-                                   shake_prob=args.shake_prob, limb_prob=args.limb_prob)
+                                   shake_prob=args.shake_prob, limb_prob=args.limb_prob,
+                                   flat_prob=args.flat_prob)
 
     def validate():
         model.eval()

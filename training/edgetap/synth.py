@@ -5,7 +5,8 @@ A clip is a background photo under a smooth homography path (camera motion) plus
 deformation (travelling sine fields) or articulation (a part swinging about a hinge) and an
 optional turn of the cut-out's plane in depth (perspective foreshortening) and optional limbs
 (a capsule of the cut-out swinging about a joint as a layer of its own, over or under its
-body), composited in a fixed z-order, and optional camera shake (sudden jolts that move the whole image, with the
+body), composited in a fixed z-order over a background that may be flattened (blurred,
+posterized), and optional camera shake (sudden jolts that move the whole image, with the
 streak they leave in the exposure). Every track is a point on one layer: its position in
 every frame follows from the layer's transform, and it is visible where it is inside the frame
 and its own layer is the topmost opaque one (alpha > 0.5) at its pixel. Photometric drift per
@@ -28,6 +29,7 @@ BEND_MAX = 0.3           # largest articulation swing, rad
 BEND_BAND = STAMP / 5.0  # width of the soft band between the swinging part and the rest, stamp px
 BEND_STEP_TOL = 1e-4     # stamp px: the inverse of an articulated map stops iterating below this
 SHAKE_EVENTS = 2        # jolts per shaken clip, at most
+FLAT_SIGMA_MAX = 12.0    # strongest blur of a flattened background, px of a 256 px frame
 LIMB_SWING_MAX = 0.9     # largest swing of a limb about its joint, rad
 TILT_MAX = 0.25          # largest perspective term g.v over the cut-out's half-extent (0.25: its
                          # near side shows up to (1 + 0.25 sqrt 2) / (1 - 0.25 sqrt 2) = 2.1x its far side)
@@ -75,6 +77,9 @@ class SynthOptions:
     # objects with a limb: a capsule of the cut-out that swings about a joint as a layer of its
     # own, over or under the rest of the body (self-occlusion); 0 in the defaults too
     limb_prob: float = 0.0
+    # clips whose background photo is flattened (blurred, and for half of them posterized into
+    # flat bands): the textureless walls, skies and artwork of real scenes; 0 in the defaults too
+    flat_prob: float = 0.0
     motion_blur_prob: float = 0.2
     defocus_prob: float = 0.25
     noise_max: float = 0.03
@@ -194,8 +199,16 @@ class ClipParams:
                 len=_u(gen, B, M, lo=0.3, hi=0.55) * STAMP, half_width=_u(gen, B, M, lo=0.07, hi=0.14) * STAMP,
                 a=_u(gen, B, M, lo=0.3, hi=LIMB_SWING_MAX), w=_u(gen, B, M, lo=0.15, hi=0.6),
                 psi=_u(gen, B, M, hi=2 * math.pi), above=(torch.rand(B, M, generator=gen) < 0.6).float())
+        # flattened backgrounds (drawn last too): blur sigma in texture px (3-12 px of a 256 px
+        # frame), posterize levels (0: none)
+        self.flat_p = None
+        if opt.flat_prob > 0:
+            self.flat_p = dict(on=(torch.rand(B, generator=gen) < opt.flat_prob).float(),
+                               sigma=_u(gen, B, lo=3.0, hi=FLAT_SIGMA_MAX) * m0 * side / 256.0,
+                               levels=torch.where(torch.rand(B, generator=gen) < 0.5,
+                                                  torch.randint(3, 9, (B,), generator=gen).float(), torch.zeros(B)))
         for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
-                  self.shake_p or {}, self.limb_p or {}):
+                  self.shake_p or {}, self.limb_p or {}, self.flat_p or {}):
             for k in d:
                 d[k] = d[k].to(device)
         self.active = self.active.to(device)
@@ -406,7 +419,7 @@ def _render(banks, P, times):
     src = apply_h(cam, pix[None].expand(B, T, H * W, 2))                         # [B, T, H*W, 2]
     # reflection padding keeps the frame filled when the camera looks past the photo's edge
     g = src * (2.0 / (BG - 1)) - 1.0
-    bg = banks.bg[P.bg_idx].float() / 255.0
+    bg = _backgrounds(banks, P)
     img = F.grid_sample(bg, g.reshape(B, T * H, W, 2), mode="bilinear", padding_mode="reflection",
                         align_corners=True).reshape(B, 3, T, H, W).permute(0, 2, 1, 3, 4)
     ph = P.photo
@@ -440,6 +453,35 @@ def _render(banks, P, times):
         if P.limb_p is not None:
             img, top = _over(img, top, limb[:, :, :3], og, limb_alpha * above, M + 1 + m)
     return img, top
+
+
+def _backgrounds(banks, P):
+    """The clips' background textures [B, 3, BG, BG] in 0..1, flattened where P.flat_p says so:
+    a Gaussian blur of sigma texture px, then (levels > 0) each channel rounded to that many
+    levels and softened by a 1 px blur, which leaves flat bands with soft edges."""
+    bg = banks.bg[P.bg_idx].float() / 255.0
+    if P.flat_p is None or not bool(P.flat_p["on"].any()):
+        return bg
+    f = P.flat_p
+    flat = _blur(bg, f["sigma"])
+    levels = f["levels"][:, None, None, None]
+    banded = _blur(torch.round(flat * levels.clamp_min(1)) / levels.clamp_min(1), torch.ones_like(f["sigma"]))
+    flat = torch.where(levels > 0, banded, flat)
+    on = f["on"][:, None, None, None]
+    return on * flat + (1 - on) * bg
+
+
+def _blur(x, sigma):
+    """Separable Gaussian blur of x [B, C, H, W] with one sigma [B] per image (reflected edges)."""
+    B, C, H, W = x.shape
+    r = int(math.ceil(3 * float(sigma.max())))
+    taps = torch.arange(-r, r + 1, device=x.device, dtype=torch.float32)
+    k = torch.exp(-0.5 * (taps[None] / sigma[:, None]) ** 2)
+    k = (k / k.sum(-1, keepdim=True)).repeat_interleave(C, 0)                  # [B*C, 2r+1]
+    y = x.reshape(1, B * C, H, W)
+    y = F.conv2d(F.pad(y, (r, r, 0, 0), mode="reflect"), k[:, None, None, :], groups=B * C)
+    y = F.conv2d(F.pad(y, (0, 0, r, r), mode="reflect"), k[:, None, :, None], groups=B * C)
+    return y.reshape(B, C, H, W)
 
 
 def _over(img, top, rgb, gain, alpha, layer_id):

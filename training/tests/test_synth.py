@@ -128,6 +128,39 @@ def test_limbs_swing_carry_their_tracks_and_hide_their_body():
     assert not vis[under_own_limb].any()
 
 
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
+def test_flattened_backgrounds_lose_texture_not_tracks():
+    """A flattened background changes the pixels of the background only: the same clip without
+    the flattening has the same tracks, visibility and objects, and a background with fewer
+    textureless pixels."""
+    banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
+    opt = synth.SynthOptions(flat_prob=1.0, max_objects=1, motion_blur_prob=0, defocus_prob=0, noise_max=0)
+    B, T, N, S = 4, 4, 64, 160
+    P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(6), opt, "cpu")
+    assert bool(P.flat_p["on"].all()) and bool((P.flat_p["levels"] == 0).any()) and bool((P.flat_p["levels"] > 0).any())
+    clips = []
+    for flat_on in (1.0, 0.0):
+        P.flat_p["on"].fill_(flat_on)
+        orig = synth.ClipParams
+        synth.ClipParams = lambda *a, **k: P
+        try:
+            clips.append(synth.make_clips(banks, B, T, S, N, torch.Generator().manual_seed(6), opt, device="cpu"))
+        finally:
+            synth.ClipParams = orig
+    flat, sharp = clips
+    for key in ("tracks", "vis", "tq", "layer"):
+        assert torch.equal(flat[key], sharp[key]), key
+    _, top = synth._render(banks, P, torch.arange(T, dtype=torch.float32))
+    background = (top == 0)[:, :, None, :, :-1]
+
+    def texture(v):   # per clip: mean |horizontal step| and the share of steps under 1 grey level
+        g = (v[..., 1:] - v[..., :-1]).abs().amax(2, keepdim=True)
+        n = background.sum((1, 2, 3, 4)).clamp_min(1)
+        return (g * background).sum((1, 2, 3, 4)) / n, ((g < 1.0) & background).sum((1, 2, 3, 4)) / n
+    (step_flat, share_flat), (step_sharp, share_sharp) = texture(flat["video"]), texture(sharp["video"])
+    assert bool((step_flat < 0.7 * step_sharp).all()) and float((share_flat - share_sharp).mean()) > 0.3
+
+
 def test_tilt_foreshortens_and_hides_beyond_the_horizon():
     """A tilted cut-out is shown smaller on its far side than on its near side, and an output
     pixel beyond the plane's horizon (1 - g.u <= 0) shows nothing of it."""
@@ -232,7 +265,8 @@ if __name__ == "__main__":
     for case in FOLLOW_CONTENT_CASES:
         test_tracks_follow_content(*case)
     test_limbs_swing_carry_their_tracks_and_hide_their_body()
+    test_flattened_backgrounds_lose_texture_not_tracks()
     test_tilt_foreshortens_and_hides_beyond_the_horizon()
     test_shake_moves_the_whole_image()
     test_shake_streaks_along_the_jolt()
-    print(f"{5 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
+    print(f"{6 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
