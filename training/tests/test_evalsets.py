@@ -1,0 +1,54 @@
+"""Evaluation-set helpers: the support grid beside a sequence's points, generated sets of any
+clip size (CPU, tiny random networks; the generated-set check needs training/.data)."""
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, ".."))
+from edgetap import evalsets, photobanks  # noqa: E402
+from make_test_model import TINY, TINY_CROSS, random_model  # noqa: E402
+
+DATA = os.path.join(HERE, "..", ".data")
+
+
+def test_support_grid_covers_the_frame_evenly():
+    g = evalsets.support_grid(4, 96, 64)
+    assert g.shape == (16, 2)
+    assert np.allclose(np.unique(g[:, 0]), [11.5, 35.5, 59.5, 83.5])      # cell centres, x along W
+    assert np.allclose(np.unique(g[:, 1]), [7.5, 23.5, 39.5, 55.5])       # y along H
+
+
+def _sequence(T=6, N=5, W=96, H=64):
+    gen = torch.Generator().manual_seed(3)
+    video = (torch.rand(T, 3, H, W, generator=gen) * 255).to(torch.uint8)
+    q = np.stack([np.linspace(10, 80, N), np.linspace(8, 50, N)], -1)
+    return dict(name="s", video=video, W=W, H=H, q=q, tq=np.array([0, 0, 1, 2, 3])[:N])
+
+
+def test_support_points_are_tracked_but_not_returned():
+    """Without a cross-track layer every track is computed alone, so a support grid changes
+    nothing; with one, the sequence's tracks see the grid, yet only theirs come back."""
+    seq = _sequence()
+    alone = random_model(TINY, seed=5)
+    xy0, vis0, conf0 = evalsets.run_tracker(alone, seq, "cpu")
+    xy4, vis4, conf4 = evalsets.run_tracker(alone, seq, "cpu", support=4)
+    assert xy4.shape == xy0.shape == (5, 6, 2) and vis4.shape == (5, 6)
+    assert np.allclose(xy4, xy0, atol=1e-4) and np.allclose(vis4, vis0, atol=1e-5)
+    crossing = random_model(TINY_CROSS, seed=6)
+    xy0, _, _ = evalsets.run_tracker(crossing, seq, "cpu")
+    xy4, _, _ = evalsets.run_tracker(crossing, seq, "cpu", support=4)
+    assert xy4.shape == xy0.shape
+    assert np.abs(xy4 - xy0).max() > 1e-3
+
+
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
+def test_generated_sequences_of_a_wide_size():
+    banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
+    seqs = evalsets.generated_sequences(banks, dict(evalsets.VAL, clips=1, frames=4, size=(128, 64), points=16), "cpu")
+    s = seqs[0]
+    assert (s["W"], s["H"]) == (128, 64) and tuple(s["video"].shape) == (4, 3, 64, 128)
+    assert s["gt_xy"][..., 0].max() > 64     # x runs along the width
