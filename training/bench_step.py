@@ -4,6 +4,7 @@
   python3 training/bench_step.py [--ckpt training/checkpoints/edgetap-small.pt] [--batches 6,12,24]
       [--size 256] [--frames 32] [--tracks 256] [--steps 8] [--warmup 3] [--self-init 0.6]
       [--bend-prob P] [--tilt-prob P] [--shake-prob P] [--limb-prob P] [--flat-prob P]
+      [--graph-entries]
 
 One GPU, the step of train.py (bf16 autocast, exact-streaming entries for a --self-init fraction,
 AdamW), each phase timed between synchronizations; medians over --steps after --warmup. Prints
@@ -52,6 +53,7 @@ def main():
     ap.add_argument("--shake-prob", type=float, default=0.0)
     ap.add_argument("--limb-prob", type=float, default=0.0)
     ap.add_argument("--flat-prob", type=float, default=0.0)
+    ap.add_argument("--graph-entries", action="store_true", help="as train.py's")
     ap.add_argument("--cpu", action="store_true", help="run on the CPU, fp32 (a smoke test of this script)")
     args = ap.parse_args()
     synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob, shake_prob=args.shake_prob,
@@ -66,6 +68,7 @@ def main():
     if ck:
         model.load_state_dict(ck["model"])
     model = model.to(memory_format=torch.channels_last).train()
+    model.graph_entries = args.graph_entries
     opt = train.make_optimizer(model, 1e-5, 0.02)
     banks = photobanks.load_train_banks(args.data, dev, "train")
     gen = torch.Generator().manual_seed(0)

@@ -60,6 +60,8 @@ def parse():
                     help="fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)")
     ap.add_argument("--limb-prob", type=float, default=0.0,
                     help="fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)")
+    ap.add_argument("--graph-entries", action="store_true",
+                    help="GPU: run the exact-streaming entries pass as CUDA graph replays (edgetap/graphed_entries.py)")
     ap.add_argument("--flat-prob", type=float, default=0.0,
                     help="fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)")
     ap.add_argument("--query-patch", type=int, default=1,
@@ -173,6 +175,7 @@ def main():
     if ck is not None:
         model.load_state_dict(ck["model"])
     model = model.to(memory_format=torch.channels_last)
+    model.graph_entries = args.graph_entries
     opt = make_optimizer(model, args.lr, args.wd)
     if ck is not None and "opt" in ck:
         osd = ck["opt"]

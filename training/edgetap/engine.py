@@ -4,6 +4,10 @@ State per track: query frame tq, query point pq, query descriptors (query_patch^
 last position, and per (iteration, block) the keys/values of the frames in its causal window
 plus those of its anchor (query) frame. State per stream: a ring of the last W frame indices.
 No past frame or feature map is kept: the correlation only ever touches the current frame.
+
+A step writes only into the tracker's own buffers (the frame index is a device tensor) and,
+made `sync_free`, never waits on the device, so one step can be captured as a CUDA graph and
+replayed (`graphed_entries.py`); `restart` loads new tracks into the same buffers.
 """
 import torch
 
@@ -11,18 +15,20 @@ from .model import patch_correlation, query_offsets, sample_around, window_offse
 
 
 class StreamingTracker:
-    def __init__(self, model, tq, pq, record=None):
+    def __init__(self, model, tq, pq, record=None, sync_free=False):
         """model: EdgeTap (eval mode); tq [B, N] long query frames; pq [B, N, 2] query points in
         model-input pixels. Tracks become active at their query frame. `record`, if a dict,
-        receives intermediate tensors (for golden vectors)."""
+        receives intermediate tensors (for golden vectors). `sync_free`: never ask the device
+        whether a track starts this frame (sample the query descriptors every frame instead),
+        as a CUDA graph needs."""
         self.m = model
         cfg = model.cfg
         self.cfg = cfg
-        self.tq = tq
-        self.pq = pq.float()
         B, N = tq.shape
         dev = pq.device
         L = len(cfg.strides)
+        self.tq = tq.clone()
+        self.pq = pq.float().clone()
         self.qoff = query_offsets(cfg, dev)                              # [P, 2] level cells
         self.desc = torch.zeros(B, N, L, self.qoff.shape[0], cfg.feat_dim, device=dev)
         self.p_last = self.pq.clone()
@@ -32,8 +38,19 @@ class StreamingTracker:
         self.kc = torch.zeros(K, nb, B * N, h, W + 1, dh, device=dev)
         self.vc = torch.zeros_like(self.kc)
         self.slot_frame = torch.full((W,), -1, dtype=torch.long, device=dev)
-        self.t = 0
+        self.anchor_slot = torch.full((1,), W, dtype=torch.long, device=dev)
+        self.t = torch.zeros((), dtype=torch.long, device=dev)           # the next frame's index
         self.record = record
+        self.sync_free = sync_free
+
+    def restart(self, tq, pq):
+        """New tracks of the same shapes, from frame 0, in the same buffers."""
+        self.tq.copy_(tq)
+        self.pq.copy_(pq)
+        self.p_last.copy_(self.pq)
+        for buf in (self.desc, self.kc, self.vc, self.t):
+            buf.zero_()
+        self.slot_frame.fill_(-1)
 
     def window_corr(self, feats, p):
         """Correlation of each track's descriptors with a (2r+1)^2 window around p at each level,
@@ -50,8 +67,8 @@ class StreamingTracker:
         S = x.shape[0]
         q, k, v = blk.qkv_split(x)                                       # [S, h, dh]
         kc, vc = self.kc[k_i, b_i], self.vc[k_i, b_i]
-        kc[:, :, slot] = k
-        vc[:, :, slot] = v
+        kc.index_copy_(2, slot, k[:, :, None])
+        vc.index_copy_(2, slot, v[:, :, None])
         qm = is_q.reshape(S)[:, None, None]
         kc[:, :, -1] = torch.where(qm, k, kc[:, :, -1])
         vc[:, :, -1] = torch.where(qm, v, vc[:, :, -1])
@@ -72,7 +89,7 @@ class StreamingTracker:
         valid = valid | (cur & (t < tq))        # inactive tracks attend to their own slot only
         anchor = (t - tq) >= W                                           # [S, 1]
         valid = torch.cat([valid.expand(tq.shape[0], W), anchor], dim=1)
-        idx = torch.cat([(t - self.slot_frame).clamp(0, W), torch.tensor([W], device=tq.device)])
+        idx = torch.cat([(t - self.slot_frame).clamp(0, W), self.anchor_slot])
         bias = self.m.tracker.rel_bias[:, idx]                           # [h, W+1]
         return bias[None].expand(tq.shape[0], -1, -1).masked_fill(~valid[:, None, :], float("-inf"))
 
@@ -88,12 +105,12 @@ class StreamingTracker:
         B, N = self.tq.shape
         t = self.t
         is_q = self.tq == t
-        if bool(is_q.any()):
+        if self.sync_free or bool(is_q.any()):   # descriptors of the tracks starting now
             for li, (f, s) in enumerate(zip(feats, cfg.strides)):
                 d = sample_around(f, self.pq / s, self.qoff)               # [B, N, P, D]
                 self.desc[:, :, li] = torch.where(is_q[..., None, None], d, self.desc[:, :, li])
-        slot = t % cfg.window
-        self.slot_frame[slot] = t
+        slot = (t % cfg.window).reshape(1)
+        self.slot_frame.index_copy_(0, slot, t.reshape(1))
         bias = self._bias()
         p = torch.where(is_q[..., None], self.pq, self.p_last)
         h = tr.h0.expand(B * N, cfg.width)
@@ -119,10 +136,10 @@ class StreamingTracker:
                 rec.setdefault("hidden", []).append(x.reshape(B, N, -1).clone())
                 rec.setdefault("iter_xy", []).append(p.clone())
         active = self.tq <= t
-        self.p_last = torch.where(active[..., None], p, self.p_last)
+        self.p_last.copy_(torch.where(active[..., None], p, self.p_last))
         vis_p = torch.where(is_q, torch.ones_like(vis), torch.sigmoid(vis))
         conf_p = torch.where(is_q, torch.ones_like(conf), torch.sigmoid(conf))
-        self.t += 1
+        self.t.add_(1)
         return p, vis_p, conf_p
 
 

@@ -315,6 +315,7 @@ class EdgeTap(nn.Module):
         self.cfg = cfg or EdgeTapConfig()
         self.encoder = Encoder(self.cfg)
         self.tracker = Tracker(self.cfg)
+        self.graph_entries = False    # training: the streaming-entries pass as CUDA graphs
 
     def fold_bn_(self):
         for m in self.encoder.modules():
@@ -451,11 +452,15 @@ class EdgeTap(nn.Module):
         estimate streaming would give them: the model's own output for the previous frame, from a
         no-grad streaming pass over the same features (engine.streaming_entries), so the loss is
         taken exactly where inference goes, drift included. The other tracks enter with p_init
-        (e.g. noisy ground truth). Returns forward_parallel's."""
+        (e.g. noisy ground truth). With `graph_entries` set, on a GPU, that pass replays a CUDA
+        graph per frame (graphed_entries.py). Returns forward_parallel's."""
         from .engine import streaming_entries
         feats = self.encoder(video.flatten(0, 1).contiguous(memory_format=torch.channels_last))
         if self_mask is not None:
-            own = streaming_entries(self, [f.detach().contiguous() for f in feats], tq, pq)
+            entries = streaming_entries
+            if self.graph_entries and video.is_cuda:
+                from .graphed_entries import graphed_streaming_entries as entries
+            own = entries(self, [f.detach().contiguous() for f in feats], tq, pq)
             p_init = torch.where(self_mask[:, :, None, None], own, p_init)
         return self.forward_parallel(video, tq, pq, p_init, feats=feats)
 

@@ -1,0 +1,76 @@
+"""The streaming-entries pass replayed as CUDA graphs gives the eager pass's entries (GPU), and
+what the graph relies on holds (CPU)."""
+import os
+import sys
+
+import pytest
+import torch
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, ".."))
+from edgetap.engine import StreamingTracker, streaming_entries  # noqa: E402
+from make_test_model import TINY_CROSS, random_model  # noqa: E402
+
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def test_a_restarted_sync_free_tracker_steps_as_a_fresh_one():
+    """What the graph relies on, on the CPU: a sync-free tracker that already streamed one clip
+    and is restarted with new tracks gives, frame by frame, exactly a fresh tracker's output."""
+    model = random_model(TINY_CROSS, seed=6)
+    B, T, N, S = 2, 6, 7, 64
+    gen = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        feats = model.encoder(torch.rand(B * T, 3, S, S, generator=gen) * 255)
+    per_clip = [f.reshape(B, T, *f.shape[1:]) for f in feats]
+    tracks = [(torch.randint(0, T - 1, (B, N), generator=gen), torch.rand(B, N, 2, generator=gen) * (S - 1))
+              for _ in range(2)]
+    reused = StreamingTracker(model, *tracks[0], sync_free=True)
+    for t in range(T):
+        reused.step_features([f[:, t] for f in per_clip])
+    reused.restart(*tracks[1])
+    fresh = StreamingTracker(model, *tracks[1])
+    for t in range(T):
+        a = fresh.step_features([f[:, t] for f in per_clip])
+        b = reused.step_features([f[:, t] for f in per_clip])
+        for x, y in zip(a, b):
+            assert torch.equal(x, y)
+
+
+def _clip(model, B, T, N, S, seed):
+    gen = torch.Generator().manual_seed(seed)
+    video = (torch.rand(B * T, 3, S, S, generator=gen) * 255).cuda()
+    with torch.no_grad():
+        feats = [f.contiguous() for f in model.encoder(video)]
+    tq = torch.randint(0, T - 1, (B, N), generator=gen).cuda()
+    pq = (torch.rand(B, N, 2, generator=gen) * (S - 1)).cuda()
+    return feats, tq, pq
+
+
+@needs_gpu
+@pytest.mark.parametrize("autocast", [False, True])
+def test_graph_replays_match_the_eager_pass(autocast):
+    from edgetap.graphed_entries import graphed_streaming_entries
+    model = random_model(TINY_CROSS, seed=6).cuda()
+    tol = 1e-3 if not autocast else 0.05
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+        for seed in (1, 2):   # the second clip reuses the graph captured for the first
+            feats, tq, pq = _clip(model, 2, 6, 7, 64, seed)
+            eager = streaming_entries(model, feats, tq, pq)
+            graphed = graphed_streaming_entries(model, feats, tq, pq)
+            assert (graphed - eager).abs().max().item() < tol
+        with torch.no_grad():  # weights changed in place (as the optimizer does) reach the replays
+            for p in model.tracker.parameters():
+                p.mul_(1.05)
+        eager = streaming_entries(model, feats, tq, pq)
+        graphed = graphed_streaming_entries(model, feats, tq, pq)
+        assert (graphed - eager).abs().max().item() < tol
+
+
+if __name__ == "__main__":     # the GPU host may have no pytest
+    test_a_restarted_sync_free_tracker_steps_as_a_fresh_one()
+    if not torch.cuda.is_available():
+        sys.exit("1 passed; the graph tests skipped: needs a CUDA GPU")
+    for autocast in (False, True):
+        test_graph_replays_match_the_eager_pass(autocast)
+    print("3 passed, 0 failed")
