@@ -27,7 +27,8 @@ class EntriesGraph:
                 self.tracker.step_features(self.frame)
         torch.cuda.current_stream().wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
+        # thread-local: other threads (NCCL's watchdog under torchrun) may use CUDA meanwhile
+        with torch.cuda.graph(self.graph, capture_error_mode="thread_local"):
             self.tracker.step_features(self.frame)
 
     def entries(self, per_clip, tq, pq):
