@@ -48,16 +48,10 @@ def main():
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--self-init", type=float, default=0.6)
-    ap.add_argument("--bend-prob", type=float, default=0.0, help="generator options, as train.py's")
-    ap.add_argument("--tilt-prob", type=float, default=0.0)
-    ap.add_argument("--shake-prob", type=float, default=0.0)
-    ap.add_argument("--limb-prob", type=float, default=0.0)
-    ap.add_argument("--flat-prob", type=float, default=0.0)
-    ap.add_argument("--graph-entries", action="store_true", help="as train.py's")
+    train.add_step_args(ap)     # generator options and --graph-entries, as train.py's
     ap.add_argument("--cpu", action="store_true", help="run on the CPU, fp32 (a smoke test of this script)")
     args = ap.parse_args()
-    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob, shake_prob=args.shake_prob,
-                                   limb_prob=args.limb_prob, flat_prob=args.flat_prob)
+    synth_opt = train.synth_options(args)
     dev = torch.device("cpu" if args.cpu else "cuda")
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True

@@ -52,6 +52,17 @@ def parse():
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke tests)")
     ap.add_argument("--seed", type=int, default=0)
+    add_step_args(ap)
+    ap.add_argument("--query-patch", type=int, default=1,
+                    help="new checkpoint only: query descriptors per level, side (1, or 3 for local 4D correlation)")
+    ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
+    ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
+    ap.add_argument("--cpu", action="store_true", help="CPU, fp32 (tests only)")
+    return ap.parse_args()
+
+
+def add_step_args(ap):
+    """The generator's options and how the step runs, shared with bench_step.py."""
     ap.add_argument("--bend-prob", type=float, default=0.0,
                     help="fraction of the objects without sine deformation that articulate (0: rounds 1-2)")
     ap.add_argument("--tilt-prob", type=float, default=0.0,
@@ -60,16 +71,16 @@ def parse():
                     help="fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)")
     ap.add_argument("--limb-prob", type=float, default=0.0,
                     help="fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)")
-    ap.add_argument("--graph-entries", action="store_true",
-                    help="GPU: run the exact-streaming entries pass as CUDA graph replays (edgetap/graphed_entries.py)")
     ap.add_argument("--flat-prob", type=float, default=0.0,
                     help="fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)")
-    ap.add_argument("--query-patch", type=int, default=1,
-                    help="new checkpoint only: query descriptors per level, side (1, or 3 for local 4D correlation)")
-    ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
-    ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
-    ap.add_argument("--cpu", action="store_true", help="CPU, fp32 (tests only)")
-    return ap.parse_args()
+    ap.add_argument("--graph-entries", action="store_true",
+                    help="GPU: run the exact-streaming entries pass as CUDA graph replays (edgetap/graphed_entries.py)")
+
+
+def synth_options(args):
+    """SynthOptions from add_step_args' flags."""
+    return synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob, shake_prob=args.shake_prob,
+                              limb_prob=args.limb_prob, flat_prob=args.flat_prob)
 
 
 def lr_at(state, base, warmup):
@@ -196,9 +207,7 @@ def main():
               f"setup {time.time() - t_start:.1f}s", flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [synth.parse_clip_size(s) for s in args.sizes.split(",")]
-    synth_opt = synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob,
-                                   shake_prob=args.shake_prob, limb_prob=args.limb_prob,
-                                   flat_prob=args.flat_prob)
+    synth_opt = synth_options(args)
 
     def validate():
         model.eval()

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from .blur import blur_images, defocus
 from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, rot
 from .photobanks import BG, STAMP
 
@@ -291,10 +292,6 @@ class ClipParams:
             return disp if bend is None else disp + bend(y)
         return field
 
-    def bend(self, m, y, t):
-        """Articulation in stamp px: y [B, *X, 2], t [B, *X] -> [B, *X, 2] (see bending)."""
-        return self.bending(m, t)(y)
-
     def bending(self, m, t):
         """Articulation of slot m at times t [B, *X] as a function of stamp points y:
         s(y) (R(phi(t)) - I)(y - j), s = sigmoid(n . (y - j) / BEND_BAND), phi = a sin(w t + psi).
@@ -409,8 +406,9 @@ def _pixel_grid(W, H, device):
     return torch.stack([xs, ys], -1).reshape(H * W, 2)
 
 
-def _render(banks, P, times):
-    """Renders frames at times [T] -> (rgb [B, T, 3, H, W] in 0..1, top layer id [B, T, H, W])."""
+def _render(banks, P, times, bg=None):
+    """Renders frames at times [T] over the background textures bg (default _backgrounds)
+    -> (rgb [B, T, 3, H, W] in 0..1, top layer id [B, T, H, W])."""
     B, M, W, H = P.B, P.M, P.W, P.H
     T = times.shape[0]
     dev = times.device
@@ -419,7 +417,7 @@ def _render(banks, P, times):
     src = apply_h(cam, pix[None].expand(B, T, H * W, 2))                         # [B, T, H*W, 2]
     # reflection padding keeps the frame filled when the camera looks past the photo's edge
     g = src * (2.0 / (BG - 1)) - 1.0
-    bg = _backgrounds(banks, P)
+    bg = _backgrounds(banks, P) if bg is None else bg
     img = F.grid_sample(bg, g.reshape(B, T * H, W, 2), mode="bilinear", padding_mode="reflection",
                         align_corners=True).reshape(B, 3, T, H, W).permute(0, 2, 1, 3, 4)
     ph = P.photo
@@ -463,25 +461,12 @@ def _backgrounds(banks, P):
     if P.flat_p is None or not bool(P.flat_p["on"].any()):
         return bg
     f = P.flat_p
-    flat = _blur(bg, f["sigma"])
+    flat = blur_images(bg, f["sigma"])
     levels = f["levels"][:, None, None, None]
-    banded = _blur(torch.round(flat * levels.clamp_min(1)) / levels.clamp_min(1), torch.ones_like(f["sigma"]))
+    banded = blur_images(torch.round(flat * levels.clamp_min(1)) / levels.clamp_min(1), torch.ones_like(f["sigma"]))
     flat = torch.where(levels > 0, banded, flat)
     on = f["on"][:, None, None, None]
     return on * flat + (1 - on) * bg
-
-
-def _blur(x, sigma):
-    """Separable Gaussian blur of x [B, C, H, W] with one sigma [B] per image (reflected edges)."""
-    B, C, H, W = x.shape
-    r = int(math.ceil(3 * float(sigma.max())))
-    taps = torch.arange(-r, r + 1, device=x.device, dtype=torch.float32)
-    k = torch.exp(-0.5 * (taps[None] / sigma[:, None]) ** 2)
-    k = (k / k.sum(-1, keepdim=True)).repeat_interleave(C, 0)                  # [B*C, 2r+1]
-    y = x.reshape(1, B * C, H, W)
-    y = F.conv2d(F.pad(y, (r, r, 0, 0), mode="reflect"), k[:, None, None, :], groups=B * C)
-    y = F.conv2d(F.pad(y, (0, 0, r, r), mode="reflect"), k[:, None, :, None], groups=B * C)
-    return y.reshape(B, C, H, W)
 
 
 def _over(img, top, rgb, gain, alpha, layer_id):
@@ -502,11 +487,12 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     cg = torch.Generator(device=device)
     cg.manual_seed(int(torch.randint(0, 2 ** 62, (1,), generator=gen)))
     times = torch.arange(T, device=device, dtype=torch.float32)
-    img, top = _render(banks, P, times)
+    bg = _backgrounds(banks, P)
+    img, top = _render(banks, P, times, bg)
     if P.motion_blur:
         acc = img
         for off in (-0.5, 0.5):
-            acc = acc + _render(banks, P, times + off * P.shutter)[0]
+            acc = acc + _render(banks, P, times + off * P.shutter, bg)[0]
         img = acc / 3.0
     if P.shake_p is not None:
         img = _shake_streak(img, P, times)
@@ -517,7 +503,7 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     gw = ph["gray"][:, None, None, None, None]
     img = gw * gray + (1 - gw) * img
     if bool((ph["defocus"] > 0).any()):
-        img = _defocus(img, ph["defocus"])
+        img = defocus(img, ph["defocus"])
     img = img + torch.randn(img.shape, generator=cg, device=device) * ph["noise"][:, None, None, None, None]
     video = (img.clamp(0, 1) * 255.0)
 
@@ -596,17 +582,3 @@ def _shake_streak(img, P, times, max_taps=33):
         g = (pix - f * v) * to_grid - 1.0
         acc = acc + F.grid_sample(x, g, mode="bilinear", padding_mode="border", align_corners=True)
     return (acc / taps).reshape(B, T, C, H, W)
-
-
-def _defocus(img, sigma):
-    """Per-clip Gaussian blur (sigma [B], 0 = none), 5-tap separable."""
-    B, T, C, H, W = img.shape
-    r = torch.arange(-2, 3, device=img.device, dtype=torch.float32)
-    k = torch.exp(-0.5 * (r[None] / sigma.clamp(min=1e-3)[:, None]) ** 2)
-    k = torch.where(sigma[:, None] > 0, k, (r[None] == 0).float())
-    k = k / k.sum(-1, keepdim=True)                                         # [B, 5]
-    x = img.permute(1, 0, 2, 3, 4).reshape(T, B * C, H, W)
-    kk = k[:, None].expand(B, C, 5).reshape(B * C, 1, 1, 5)
-    x = F.conv2d(F.pad(x, (2, 2, 0, 0), mode="replicate"), kk, groups=B * C)
-    x = F.conv2d(F.pad(x, (0, 0, 2, 2), mode="replicate"), kk.transpose(-1, -2), groups=B * C)
-    return x.reshape(T, B, C, H, W).permute(1, 0, 2, 3, 4)
