@@ -4,10 +4,11 @@
   python3 training/bench_step.py [--ckpt training/checkpoints/edgetap-small.pt] [--batches 6,12,24]
       [--size 256] [--frames 32] [--tracks 256] [--steps 8] [--warmup 3] [--self-init 0.6]
       [--bend-prob P] [--tilt-prob P] [--shake-prob P] [--limb-prob P] [--flat-prob P]
-      [--graph-entries]
+      [--graph-entries] [--clip-reuse K]
 
 One GPU, the step of train.py (bf16 autocast, exact-streaming entries for a --self-init fraction,
-AdamW), each phase timed between synchronizations; medians over --steps after --warmup. Prints
+AdamW), each phase timed between synchronizations; medians over --steps after --warmup (synthesis:
+the mean, as with --clip-reuse K it runs at one step in K; use --steps a multiple of K). Prints
 one JSON line per batch size, with clips per second and the peak memory.
 """
 import argparse
@@ -76,16 +77,25 @@ def main():
             torch.cuda.reset_peak_memory_stats()
         t = dict(synth=[], fwd_bwd=[], optimizer=[])
         for i in range(args.warmup + args.steps):
-            batch, ms_synth = timed(lambda: train.make_batch(banks, step_args, args.size, gen, synth_opt, dev,
-                                                             args.self_init), dev)
+            part = i % args.clip_reuse
+            if part == 0:
+                clip, ms_synth = timed(lambda: train.synthesize(banks, step_args, args.size, gen, synth_opt, dev,
+                                                                args.clip_reuse), dev)
+            else:
+                ms_synth = 0.0
+            batch, ms_inputs = timed(lambda: train.batch_inputs(clip, part, args.tracks, args.size,
+                                                                args.self_init), dev)
+            ms_synth += ms_inputs
             _, ms_fb = timed(lambda: train.forward_backward(model, opt, batch, amp), dev)
             _, ms_opt = timed(lambda: train.optimizer_step(model, opt), dev)
             if i >= args.warmup:
                 for k, ms in zip(t, (ms_synth, ms_fb, ms_opt)):
                     t[k].append(ms)
-        med = {k + "_ms": round(statistics.median(v), 1) for k, v in t.items()}
+        # synthesis by its mean: with --clip-reuse K it runs at one step in K
+        med = {k + "_ms": round((statistics.mean if k == "synth" else statistics.median)(v), 1) for k, v in t.items()}
         total = sum(med.values())
         print(json.dumps(dict(batch=B, **med, step_ms=round(total, 1), clips_per_s=round(1000 * B / total, 2),
+                              synthesized_clips_per_s=round(1000 * B / total / args.clip_reuse, 2),
                               peak_GiB=None if args.cpu else round(torch.cuda.max_memory_allocated() / 2 ** 30, 2))),
               flush=True)
 

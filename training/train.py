@@ -73,6 +73,9 @@ def add_step_args(ap):
                     help="fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)")
     ap.add_argument("--flat-prob", type=float, default=0.0,
                     help="fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)")
+    ap.add_argument("--clip-reuse", type=int, default=1,
+                    help="steps each synthesized batch serves, each step with tracks of its own (the generator "
+                         "draws clip-reuse x tracks per clip)")
     ap.add_argument("--graph-entries", action="store_true",
                     help="GPU: run the exact-streaming entries pass as CUDA graph replays (edgetap/graphed_entries.py)")
 
@@ -100,18 +103,36 @@ def make_optimizer(model, lr, wd):
                              lr=lr, betas=(0.9, 0.98), eps=1e-8)
 
 
-def make_batch(banks, args, S, gen, synth_opt, dev, self_init):
-    """One step's clips (args.batch x args.frames at S px, args.tracks tracks) and the network's
-    inputs: query points, entering estimates, and which tracks enter with their own streamed
-    estimate (a `self_init` fraction)."""
+def synthesize(banks, args, S, gen, synth_opt, dev, reuse=1):
+    """Clips for `reuse` steps: args.batch x args.frames at S px with reuse x args.tracks tracks in
+    random order, so that each step's slice (batch_inputs) is an equal share of the query sampling."""
     with torch.no_grad():
-        clip = synth.make_clips(banks, args.batch, args.frames, S, args.tracks, gen, synth_opt, device=dev)
-    tracks, tq = clip["tracks"], clip["tq"]
+        clip = synth.make_clips(banks, args.batch, args.frames, S, args.tracks * reuse, gen, synth_opt, device=dev)
+        if reuse > 1:
+            order = torch.argsort(torch.rand(clip["tq"].shape, device=dev), dim=1)
+            for k in ("tracks", "vis", "tq", "layer"):
+                idx = order.reshape(order.shape + (1,) * (clip[k].dim() - 2))
+                clip[k] = torch.gather(clip[k], 1, idx.expand_as(clip[k]))
+    clip["video"] = clip["video"].to(memory_format=torch.contiguous_format)
+    return clip
+
+
+def batch_inputs(clip, part, n_tracks, S, self_init):
+    """One step's inputs from the part-th slice of n_tracks tracks of a synthesized batch: query
+    points, entering estimates, and which tracks enter with their own streamed estimate (a
+    `self_init` fraction)."""
+    sl = slice(part * n_tracks, (part + 1) * n_tracks)
+    tracks, vis, tq = (clip[k][:, sl] for k in ("tracks", "vis", "tq"))
     return dict(
-        video=clip["video"].to(memory_format=torch.contiguous_format), tracks=tracks, vis=clip["vis"], tq=tq,
+        video=clip["video"], tracks=tracks, vis=vis, tq=tq,
         pq=torch.gather(tracks, 2, tq[:, :, None, None].expand(-1, -1, 1, 2))[:, :, 0],
         p_init=noisy_init(tracks, tq, synth.equivalent_side(S)),
-        self_mask=(torch.rand(tq.shape, device=dev) < self_init) if self_init > 0 else None)
+        self_mask=(torch.rand(tq.shape, device=tq.device) < self_init) if self_init > 0 else None)
+
+
+def make_batch(banks, args, S, gen, synth_opt, dev, self_init):
+    """One step's clips (args.batch x args.frames at S px, args.tracks tracks) and the network's inputs."""
+    return batch_inputs(synthesize(banks, args, S, gen, synth_opt, dev), 0, args.tracks, S, self_init)
 
 
 def forward_backward(net, opt, b, amp):
@@ -149,6 +170,8 @@ def save_ckpt(path, model, opt, state):
 
 def main():
     args = parse()
+    if args.clip_reuse < 1:
+        sys.exit(f"train.py: --clip-reuse {args.clip_reuse}: must be at least 1")
     ddp = int(os.environ.get("WORLD_SIZE", "1")) > 1
     if ddp:
         dist.init_process_group("nccl")
@@ -222,21 +245,25 @@ def main():
     n_acc = 0
     t_loop = time.time()
     stop = torch.zeros(1, device=dev)
+    part = 0          # which slice of the synthesized batch's tracks this step trains on
     while True:
         t0 = time.time()
         step = state["step"]
-        S = sizes[(step * 2654435761 + args.seed) % len(sizes)]
         lr = lr_at(state, args.lr, args.warmup)
         for g in opt.param_groups:
             g["lr"] = lr
         self_init = args.self_init if state["seconds"] > 0.08 * state["total_seconds"] else 0.0
-        batch = make_batch(banks, args, S, gen, synth_opt, dev, self_init)
+        if part == 0:
+            S = sizes[(step * 2654435761 + args.seed) % len(sizes)]
+            clip = synthesize(banks, args, S, gen, synth_opt, dev, args.clip_reuse)
+            state["clips"] += args.batch * world
+        batch = batch_inputs(clip, part, args.tracks, S, self_init)
+        part = (part + 1) % args.clip_reuse
         st = forward_backward(net, opt, batch, amp)
         gn = optimizer_step(model, opt)
         dt = time.time() - t0
         state["step"] += 1
         state["seconds"] += dt
-        state["clips"] += args.batch * world
         st["gnorm"] = gn
         for k, v in st.items():   # stays on the GPU until logged: no per-step sync
             acc[k] = acc.get(k, 0.0) + v.detach().float()

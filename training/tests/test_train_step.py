@@ -1,0 +1,64 @@
+"""The training step's data path on the CPU: a synthesized batch serving several steps
+(--clip-reuse) and a resumable chunk run with it (needs training/.data from prepare_data.py)."""
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, ".."))
+import train  # noqa: E402
+from edgetap import photobanks, synth  # noqa: E402
+
+DATA = os.path.join(HERE, "..", ".data")
+needs_data = pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
+
+
+def _rows(clip):
+    """Each track as one comparable row: query frame, layer, visibility and positions."""
+    B, N, T, _ = clip["tracks"].shape
+    return torch.cat([clip["tq"][..., None].float(), clip["layer"][..., None].float(),
+                      clip["vis"].float(), clip["tracks"].reshape(B, N, 2 * T)], dim=-1)
+
+
+@needs_data
+def test_reused_clips_give_each_step_its_own_share_of_the_tracks():
+    banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
+    args = SimpleNamespace(batch=2, frames=6, tracks=24)
+    opt = synth.SynthOptions()
+    plain = synth.make_clips(banks, 2, 6, 64, 48, torch.Generator().manual_seed(9), opt, device="cpu")
+    reused = train.synthesize(banks, args, 64, torch.Generator().manual_seed(9), opt, "cpu", reuse=2)
+    assert torch.equal(reused["video"], plain["video"])
+    rows_plain, rows_reused = _rows(plain), _rows(reused)
+    # the same 48 tracks per clip, each still whole (query frame, layer, visibility, positions)
+    for b in range(2):
+        key = lambda r: sorted(map(tuple, r.tolist()))  # noqa: E731
+        assert key(rows_reused[b]) == key(rows_plain[b])
+    assert not torch.equal(rows_reused, rows_plain)        # and reordered
+    steps = [train.batch_inputs(reused, part, 24, 64, self_init=0.5) for part in range(2)]
+    for st in steps:
+        assert st["tracks"].shape == (2, 24, 6, 2) and st["video"] is reused["video"]
+        assert st["vis"].gather(2, st["tq"][..., None]).all()          # visible at the query frame
+        assert torch.equal(st["pq"], st["tracks"].gather(2, st["tq"][..., None, None].expand(-1, -1, 1, 2))[:, :, 0])
+    # the two steps train on disjoint tracks that together are the synthesized ones
+    both = torch.cat([steps[0]["tracks"], steps[1]["tracks"]], dim=1)
+    assert torch.equal(both, reused["tracks"])
+
+
+@needs_data
+def test_a_chunk_with_reused_clips_counts_steps_and_clips(tmp_path):
+    ck = tmp_path / "ck.pt"
+    cmd = [sys.executable, os.path.join(HERE, "..", "train.py"), "--cpu", "--ckpt", str(ck), "--batch", "2",
+           "--frames", "6", "--tracks", "16", "--sizes", "64", "--max-steps", "5", "--val-clips", "1",
+           "--val-frames", "6", "--log-every", "1", "--total-seconds", "100", "--self-init", "0.5",
+           "--clip-reuse", "2"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    state = torch.load(ck, map_location="cpu", weights_only=False)
+    assert state["step"] == 5
+    assert state["clips"] == 6              # batches synthesized at steps 0, 2 and 4, 2 clips each
+    bad = subprocess.run(cmd[:-1] + ["0"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "--clip-reuse 0" in bad.stderr
