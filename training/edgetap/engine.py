@@ -67,8 +67,8 @@ class StreamingTracker:
         S = x.shape[0]
         q, k, v = blk.qkv_split(x)                                       # [S, h, dh]
         kc, vc = self.kc[k_i, b_i], self.vc[k_i, b_i]
-        kc.index_copy_(2, slot, k[:, :, None])
-        vc.index_copy_(2, slot, v[:, :, None])
+        kc.index_copy_(2, slot, k[:, :, None].to(kc.dtype))        # FP32 caches, also under autocast
+        vc.index_copy_(2, slot, v[:, :, None].to(vc.dtype))
         qm = is_q.reshape(S)[:, None, None]
         kc[:, :, -1] = torch.where(qm, k, kc[:, :, -1])
         vc[:, :, -1] = torch.where(qm, v, vc[:, :, -1])

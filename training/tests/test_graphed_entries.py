@@ -37,6 +37,25 @@ def test_a_restarted_sync_free_tracker_steps_as_a_fresh_one():
             assert torch.equal(x, y)
 
 
+def test_the_streaming_pass_runs_under_bf16_autocast():
+    """The training step runs the entries pass under bf16 autocast (the caches stay FP32):
+    it must run there and stay near the FP32 pass."""
+    model = random_model(TINY_CROSS, seed=6)
+    B, T, N, S = 2, 6, 7, 64
+    gen = torch.Generator().manual_seed(4)
+    video = torch.rand(B * T, 3, S, S, generator=gen) * 255
+    tq = torch.randint(0, T - 1, (B, N), generator=gen)
+    pq = torch.rand(B, N, 2, generator=gen) * (S - 1)
+    with torch.no_grad():
+        feats = [f.contiguous() for f in model.encoder(video)]
+    exact = streaming_entries(model, feats, tq, pq)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        half = streaming_entries(model, feats, tq, pq)
+    assert half.dtype == torch.float32
+    # px; the random network moves points by up to ~70 px a frame, which amplifies bf16 rounding
+    assert torch.isfinite(half).all() and (half - exact).abs().mean().item() < 0.25
+
+
 def _clip(model, B, T, N, S, seed):
     gen = torch.Generator().manual_seed(seed)
     video = (torch.rand(B * T, 3, S, S, generator=gen) * 255).cuda()
@@ -69,8 +88,9 @@ def test_graph_replays_match_the_eager_pass(autocast):
 
 if __name__ == "__main__":     # the GPU host may have no pytest
     test_a_restarted_sync_free_tracker_steps_as_a_fresh_one()
+    test_the_streaming_pass_runs_under_bf16_autocast()
     if not torch.cuda.is_available():
-        sys.exit("1 passed; the graph tests skipped: needs a CUDA GPU")
+        sys.exit("2 passed; the graph tests skipped: needs a CUDA GPU")
     for autocast in (False, True):
         test_graph_replays_match_the_eager_pass(autocast)
-    print("3 passed, 0 failed")
+    print("4 passed, 0 failed")
