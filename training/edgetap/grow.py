@@ -7,8 +7,9 @@ round keeps what earlier rounds learned instead of starting from scratch.
   start at zero.
 * blocks B -> B + k: the new blocks are appended with zero output projections (attention `proj`
   and MLP `fc2`), so each is the identity on the residual stream until trained.
-* cross_after () -> (i, ...): cross-track layers after temporal blocks i, with zero output
-  projections, likewise the identity until trained.
+* cross_after (a, ...) -> (a, ..., i, ...): cross-track layers appended after temporal blocks i
+  (e.g. after a block grown in the same step), with zero output projections, likewise the
+  identity until trained.
 
 The grown model computes exactly the old function (tests/test_grow.py).
 """
@@ -35,8 +36,9 @@ def check_growable(old, new):
     diff = [f for f in same if getattr(old, f) != getattr(new, f)]
     if diff:
         raise ValueError(f"grow: only query_patch, blocks and cross_after can change; also changed: {', '.join(diff)}")
-    if tuple(old.cross_after) != tuple(new.cross_after) and old.cross_after:
-        raise ValueError(f"grow: cross_after {list(old.cross_after)} -> {list(new.cross_after)}: only () -> (...) is supported")
+    if tuple(new.cross_after[:len(old.cross_after)]) != tuple(old.cross_after):
+        raise ValueError(f"grow: cross_after {list(old.cross_after)} -> {list(new.cross_after)}: the existing "
+                         "layers stay first and in order; new ones can only be appended")
     if any(b < 0 or b >= new.blocks for b in new.cross_after) or len(set(new.cross_after)) != len(new.cross_after):
         raise ValueError(f"grow: cross_after {list(new.cross_after)} must name distinct blocks in [0, {new.blocks - 1}]")
     if old.query_patch != 1 and new.query_patch != old.query_patch:

@@ -43,6 +43,29 @@ def test_grown_network_computes_the_same(query_patch, blocks, cross_after):
     assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
 
 
+def test_grown_network_with_a_cross_layer_gains_a_block_and_another_layer():
+    """Round 5's shape (a cross-track layer after the last block) grown by a block and a second
+    cross-track layer after it: the same function, and the new layer is live."""
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2, cross_after=(1,))
+    old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(3), 0.2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), blocks=3, cross_after=[1, 2]))
+    new = EdgeTap(new_cfg).eval()
+    new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
+    for a, b in zip(_outputs(old), _outputs(new)):
+        assert (a - b).abs().max().item() < 1e-4
+    with torch.no_grad():
+        w = new.tracker.cross[1].proj.weight
+        w.add_(0.05 * torch.randn(w.shape, generator=torch.Generator().manual_seed(4)))
+    assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
+
+
+def test_existing_cross_layers_stay_first():
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2, cross_after=(1,))
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), cross_after=[0, 1]))
+    with pytest.raises(ValueError, match="appended"):
+        grow_state_dict(EdgeTap(old_cfg).state_dict(), old_cfg, new_cfg)
+
+
 def test_cross_after_must_name_blocks():
     old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
     new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), cross_after=[2]))
