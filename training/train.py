@@ -22,6 +22,7 @@ import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, photobanks, synth  # noqa: E402
+from edgetap.grow import new_parameter_names  # noqa: E402
 from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
@@ -46,6 +47,9 @@ def parse():
     ap.add_argument("--lr", type=float, default=6e-4)
     ap.add_argument("--wd", type=float, default=0.02)
     ap.add_argument("--warmup", type=int, default=150)
+    ap.add_argument("--old-lr-scale", type=float, default=1.0,
+                    help="grown checkpoints: the rate of the parameters trained before the growth, as a "
+                         "fraction of the schedule's (the new ones take the schedule's); every chunk alike")
     ap.add_argument("--self-init", type=float, default=0.5,
                     help="fraction of tracks entering each frame with the model's own streamed estimate")
     ap.add_argument("--val-every", type=float, default=150, help="seconds")
@@ -95,12 +99,29 @@ def lr_at(state, base, warmup):
     return base * min(1.0, (state["step"] - s0 + 1) / warmup) * cos
 
 
-def make_optimizer(model, lr, wd):
-    """AdamW, weight decay on matrices and convolution kernels only."""
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    return torch.optim.AdamW([dict(params=decay, weight_decay=wd), dict(params=no_decay, weight_decay=0.0)],
+def make_optimizer(model, lr, wd, lr_scale=None):
+    """AdamW, weight decay on matrices and convolution kernels only. lr_scale: name -> factor
+    on the schedule's rate for some parameters (each group keeps its `lr_scale`). Groups in a
+    fixed order, decayed first, as the checkpoints' optimizer states were saved."""
+    lr_scale = lr_scale or {}
+    groups = {}
+    for n, p in model.named_parameters():
+        key = (p.dim() >= 2, lr_scale.get(n, 1.0))
+        groups.setdefault(key, []).append(p)
+    return torch.optim.AdamW([dict(params=ps, weight_decay=wd if decay else 0.0, lr_scale=scale)
+                              for (decay, scale), ps in sorted(groups.items(), key=lambda g: (not g[0][0], g[0][1]))],
                              lr=lr, betas=(0.9, 0.98), eps=1e-8)
+
+
+def old_lr_scale_map(state, cfg, scale):
+    """With --old-lr-scale on a grown checkpoint: the parameters it had before growing train at
+    `scale` times the rate, the new ones at the rate itself."""
+    if scale == 1.0:
+        return {}
+    if "grown_from" not in state:
+        sys.exit("train.py: --old-lr-scale needs a checkpoint made by grow_checkpoint.py (it names the new parameters)")
+    new = new_parameter_names(EdgeTapConfig.from_dict(state["grown_from"]["config"]), cfg)
+    return {n: scale for n, _ in EdgeTap(cfg).named_parameters() if n not in new}
 
 
 def synthesize(banks, args, S, gen, synth_opt, dev, reuse=1):
@@ -195,7 +216,7 @@ def main():
         if args.query_patch != 1 and args.query_patch != cfg.query_patch:
             sys.exit(f"train.py: {args.ckpt} has query_patch {cfg.query_patch}; --query-patch {args.query_patch} "
                      "only applies to a new checkpoint (give another --ckpt path)")
-        for k in ("step", "seconds", "total_seconds", "log", "clips", "sched_step", "sched_seconds"):
+        for k in ("step", "seconds", "total_seconds", "log", "clips", "sched_step", "sched_seconds", "grown_from"):
             if k in ck:
                 state[k] = ck[k]
         if args.total_seconds:
@@ -210,13 +231,20 @@ def main():
         model.load_state_dict(ck["model"])
     model = model.to(memory_format=torch.channels_last)
     model.graph_entries = args.graph_entries
-    opt = make_optimizer(model, args.lr, args.wd)
+    opt = make_optimizer(model, args.lr, args.wd, old_lr_scale_map(state, cfg, args.old_lr_scale))
     if ck is not None and "opt" in ck:
         osd = ck["opt"]
         for s in osd["state"].values():
             for k in ("exp_avg", "exp_avg_sq"):
                 s[k] = s[k].float()
+        saved = [g.get("lr_scale", 1.0) for g in osd["param_groups"]]      # rounds 1-7 saved none
+        scales = [g["lr_scale"] for g in opt.param_groups]
+        if saved != scales:
+            sys.exit(f"train.py: {args.ckpt} was trained with learning-rate scales {sorted(set(saved))} per "
+                     f"parameter group; give the same --old-lr-scale as its earlier chunks")
         opt.load_state_dict(osd)
+        for g, scale in zip(opt.param_groups, scales):
+            g["lr_scale"] = scale
     net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index]) if ddp else model
 
     banks = photobanks.load_train_banks(args.data, dev, "train", seed=args.seed)
@@ -251,7 +279,7 @@ def main():
         step = state["step"]
         lr = lr_at(state, args.lr, args.warmup)
         for g in opt.param_groups:
-            g["lr"] = lr
+            g["lr"] = lr * g["lr_scale"]
         self_init = args.self_init if state["seconds"] > 0.08 * state["total_seconds"] else 0.0
         if part == 0:
             S = sizes[(step * 2654435761 + args.seed) % len(sizes)]

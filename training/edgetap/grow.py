@@ -74,3 +74,10 @@ def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
         sd[f"tracker.cross.{i}.proj.weight"].zero_()
         sd[f"tracker.cross.{i}.proj.bias"].zero_()
     return sd
+
+
+def new_parameter_names(old_cfg, new_cfg):
+    """Names of the parameters a growth adds (new blocks, new cross-track layers); the others,
+    corr1 included when the query patch grew, carry trained weights."""
+    old = {n for n, _ in EdgeTap(old_cfg).named_parameters()}
+    return {n for n, _ in EdgeTap(new_cfg).named_parameters()} - old

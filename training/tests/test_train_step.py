@@ -62,3 +62,37 @@ def test_a_chunk_with_reused_clips_counts_steps_and_clips(tmp_path):
     assert state["clips"] == 6              # batches synthesized at steps 0, 2 and 4, 2 clips each
     bad = subprocess.run(cmd[:-1] + ["0"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "--clip-reuse 0" in bad.stderr
+
+
+def _train(ck, *extra, steps):
+    cmd = [sys.executable, os.path.join(HERE, "..", "train.py"), "--cpu", "--ckpt", str(ck), "--batch", "1",
+           "--frames", "6", "--tracks", "16", "--sizes", "64", "--max-steps", str(steps), "--val-clips", "1",
+           "--val-frames", "6", "--total-seconds", "100", "--warmup", "1", *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+@needs_data
+def test_a_grown_checkpoint_can_train_its_new_parameters_alone(tmp_path):
+    """--old-lr-scale 0 on a grown checkpoint: the new block and cross-track layer learn, every
+    weight trained before the growth stays as it was, over two chunks."""
+    base, grown = tmp_path / "base.pt", tmp_path / "grown.pt"
+    assert _train(base, steps=1).returncode == 0
+    grow = subprocess.run([sys.executable, os.path.join(HERE, "..", "grow_checkpoint.py"), "--from", str(base),
+                           "--to", str(grown), "--blocks", "4", "--cross-after", "3"],
+                          capture_output=True, text=True, timeout=120)
+    assert grow.returncode == 0, grow.stderr[-2000:]
+    before = torch.load(grown, map_location="cpu", weights_only=False)["model"]
+    out = _train(grown, "--new-schedule", "100", "--old-lr-scale", "0", steps=3)
+    assert out.returncode == 0, out.stderr[-2000:]
+    # a later chunk must say the same
+    bad = _train(grown, steps=4)
+    assert bad.returncode != 0 and "--old-lr-scale" in bad.stderr
+    out = _train(grown, "--old-lr-scale", "0", steps=4)
+    assert out.returncode == 0, out.stderr[-2000:]
+    after = torch.load(grown, map_location="cpu", weights_only=False)
+    assert after["step"] == 4 and after["grown_from"]["config"]["blocks"] == 3
+    from edgetap.model import EdgeTap, EdgeTapConfig
+    params = {n for n, _ in EdgeTap(EdgeTapConfig.from_dict(after["config"])).named_parameters()}
+    new = {n for n in params if n.startswith(("tracker.blocks.3.", "tracker.cross.0."))}
+    assert new and all(torch.equal(before[n], after["model"][n]) for n in params - new)
+    assert all(not torch.equal(before[n], after["model"][n]) for n in new if n.endswith(("qkv.weight", "proj.weight")))
