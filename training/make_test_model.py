@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes a tiny random-weight EdgeTAP network and its golden vectors for the C++ engine's parity
+"""Writes tiny random-weight EdgeTAP networks and their golden vectors for the C++ engine's parity
 tests of configurations the shipped model does not use (a 3x3 query neighbourhood, other widths,
-window and iteration counts; and a cross-track layer). Random weights of fixed seeds; no training.
+window and iteration counts; and cross-track layers after both blocks). Random weights of fixed
+seeds; no training.
 
   python3 training/make_test_model.py      (writes tests/data/golden/edgetap-tiny-qp3.* and
                                             tests/data/golden/edgetap-tiny-cross.*)
@@ -20,7 +21,7 @@ TINY = EdgeTapConfig(version="edgetap-tiny-qp3 (random weights, seed 5)", enc_ch
                      feat_dim=16, radius=2, query_patch=3, width=32, heads=2, blocks=2, mlp_ratio=2,
                      iters=2, window=3, n_freq=2, corr_hidden=32)
 TINY_CROSS = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-cross (random weights, seed 6)",
-                                  cross_after=(1,)))
+                                  cross_after=(0, 1)))
 
 
 def random_model(cfg, seed):
