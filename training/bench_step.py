@@ -52,7 +52,7 @@ def main():
     train.add_step_args(ap)     # generator options and --graph-entries, as train.py's
     ap.add_argument("--cpu", action="store_true", help="run on the CPU, fp32 (a smoke test of this script)")
     args = ap.parse_args()
-    synth_opt = train.synth_options(args)
+    synth_opt = synth.options_from_args(args)
     dev = torch.device("cpu" if args.cpu else "cuda")
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True

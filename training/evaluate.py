@@ -10,6 +10,8 @@ Sets (all query-first; coordinates scaled to 256x256; thresholds 1,2,4,8,16 px, 
          plasma-workspace-wallpapers), evalsets.GEN_EVAL: seed 2026, 16 clips x 48 frames,
          256x256, 64 points; occluders are blob cut-outs of the reserved photos
   val    the held-out generated validation set used during training (training photos held out)
+  (--bend-prob, --tilt-prob, --shake-prob, --limb-prob, --flat-prob render gen and val with a
+  training round's generator options instead of the defaults that define the sets)
   badja  shared/data/eval/badja (AJ, delta_avg, OA, PCK@0.2*sqrt(mask area) in original pixels)
   pairs  shared/data/eval/pairs (2-frame sequences)
   any other name: a folder of sequences under --eval-root (e.g. synth-eval-v1, the eval issue's
@@ -71,13 +73,14 @@ def klt_track(seq, win=21, levels=3):
     return (xy + 0.5) / s - 0.5, vis
 
 
-def load_set(name, data, device, size=256, eval_root=None):
+def load_set(name, data, device, size=256, eval_root=None, gen_opt=None):
+    """gen_opt: generator options for the generated sets (None: the defaults that define them)."""
     if name == "gen":
         return evalsets.generated_sequences(photobanks.load_reserved_banks(data, device),
-                                            dict(evalsets.GEN_EVAL, size=size), device)
+                                            dict(evalsets.GEN_EVAL, size=size), device, gen_opt)
     if name == "val":
         return evalsets.generated_sequences(photobanks.load_train_banks(data, device, "val"),
-                                            dict(evalsets.VAL, size=size), device)
+                                            dict(evalsets.VAL, size=size), device, gen_opt)
     root = os.path.join(eval_root or os.path.join(data, "eval"), name)
     seqs = sorted(s for s in os.listdir(root) if os.path.isfile(os.path.join(root, s, "gt.json")))
     if not seqs:
@@ -102,7 +105,10 @@ def main():
                     help="also track a SUPPORT x SUPPORT grid from frame 0, unscored (context for the cross-track layer)")
     ap.add_argument("--fp16", action="store_true",
                     help="GPU only: run the network under float16 autocast (FP16 convolutions and matrix products)")
+    synth.add_option_args(ap)     # e.g. --limb-prob 0.3: render gen/val with a round's training options
     args = ap.parse_args()
+    gen_opt = synth.options_from_args(args)
+    gen_opt = None if gen_opt == synth.SynthOptions() else gen_opt
     torch.set_num_threads(args.threads)
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if args.fp16 and dev.type != "cuda":
@@ -116,10 +122,11 @@ def main():
         rule = json.load(open(os.path.splitext(args.weights)[0] + ".json")).get("visible_rule", "vis")
     model = model.to(dev).eval()
     results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, support_grid=args.support,
-                   precision="fp16 autocast" if args.fp16 else "fp32", sets={})
+                   precision="fp16 autocast" if args.fp16 else "fp32",
+                   generator_options={n: getattr(args, n) for n, _ in synth.OPTION_FLAGS}, sets={})
     for name in args.sets.split(","):
         t0 = time.time()
-        seqs = load_set(name, args.data, dev, args.size, args.eval_root)
+        seqs = load_set(name, args.data, dev, args.size, args.eval_root, gen_opt)
         with precision:
             per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True, support=args.support)
         entry = {"edgetap[vis]": evalsets.summarize(per_v), "edgetap[vis*conf]": evalsets.summarize(per_c),

@@ -67,27 +67,12 @@ def parse():
 
 def add_step_args(ap):
     """The generator's options and how the step runs, shared with bench_step.py."""
-    ap.add_argument("--bend-prob", type=float, default=0.0,
-                    help="fraction of the objects without sine deformation that articulate (0: rounds 1-2)")
-    ap.add_argument("--tilt-prob", type=float, default=0.0,
-                    help="fraction of the objects whose plane turns back and forth in depth (perspective; 0: rounds 1-3)")
-    ap.add_argument("--shake-prob", type=float, default=0.0,
-                    help="fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)")
-    ap.add_argument("--limb-prob", type=float, default=0.0,
-                    help="fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)")
-    ap.add_argument("--flat-prob", type=float, default=0.0,
-                    help="fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)")
+    synth.add_option_args(ap)
     ap.add_argument("--clip-reuse", type=int, default=1,
                     help="steps each synthesized batch serves, each step with tracks of its own (the generator "
                          "draws clip-reuse x tracks per clip)")
     ap.add_argument("--graph-entries", action="store_true",
                     help="GPU: run the exact-streaming entries pass as CUDA graph replays (edgetap/graphed_entries.py)")
-
-
-def synth_options(args):
-    """SynthOptions from add_step_args' flags."""
-    return synth.SynthOptions(bend_prob=args.bend_prob, tilt_prob=args.tilt_prob, shake_prob=args.shake_prob,
-                              limb_prob=args.limb_prob, flat_prob=args.flat_prob)
 
 
 def lr_at(state, base, warmup):
@@ -258,7 +243,7 @@ def main():
               f"setup {time.time() - t_start:.1f}s", flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [synth.parse_clip_size(s) for s in args.sizes.split(",")]
-    synth_opt = synth_options(args)
+    synth_opt = synth.options_from_args(args)
 
     def validate():
         model.eval()

@@ -39,6 +39,27 @@ def clip_size(S):
     return (S, S) if isinstance(S, int) else (int(S[0]), int(S[1]))
 
 
+OPTION_FLAGS = (
+    ("bend_prob", "fraction of the objects without sine deformation that articulate (0: rounds 1-2)"),
+    ("tilt_prob", "fraction of the objects whose plane turns back and forth in depth (perspective; 0: rounds 1-3)"),
+    ("shake_prob", "fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)"),
+    ("limb_prob", "fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)"),
+    ("flat_prob", "fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)"),
+)
+
+
+def add_option_args(ap):
+    """The generator options a round turns on, as command-line flags (--bend-prob ...), shared by
+    train.py, bench_step.py and evaluate.py."""
+    for name, text in OPTION_FLAGS:
+        ap.add_argument("--" + name.replace("_", "-"), type=float, default=0.0, help=text)
+
+
+def options_from_args(args):
+    """SynthOptions from add_option_args' flags (the defaults where a flag is 0)."""
+    return SynthOptions(**{name: getattr(args, name) for name, _ in OPTION_FLAGS})
+
+
 def parse_clip_size(text):
     """'256' -> 256 (square clips); '448x256' -> (448, 256). Sides must be multiples of 32 (the
     network's input grid)."""

@@ -52,3 +52,22 @@ def test_generated_sequences_of_a_wide_size():
     s = seqs[0]
     assert (s["W"], s["H"]) == (128, 64) and tuple(s["video"].shape) == (4, 3, 64, 128)
     assert s["gt_xy"][..., 0].max() > 64     # x runs along the width
+
+
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
+def test_a_rounds_generator_flags_reach_the_generated_sets():
+    """evaluate.py --limb-prob/--flat-prob ... render gen/val with a round's training options;
+    without them the sets are the fixed defaults."""
+    import argparse
+    sys.path.insert(0, os.path.join(HERE, ".."))
+    from evaluate import load_set
+    from edgetap import synth
+    ap = argparse.ArgumentParser()
+    synth.add_option_args(ap)
+    assert synth.options_from_args(ap.parse_args([])) == synth.SynthOptions()
+    opt = synth.options_from_args(ap.parse_args(["--flat-prob", "1", "--limb-prob", "0.3"]))
+    assert opt == synth.SynthOptions(flat_prob=1.0, limb_prob=0.3)
+    plain = load_set("val", DATA, "cpu", size=64)[0]
+    flat = load_set("val", DATA, "cpu", size=64, gen_opt=opt)[0]
+    assert plain["video"].shape == flat["video"].shape
+    assert not np.array_equal(plain["video"].numpy(), flat["video"].numpy())
