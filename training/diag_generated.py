@@ -1,7 +1,8 @@
 """Diagnostic: where the network fails on the fixed generated evaluation set (reserved photos,
 evalsets.GEN_EVAL): per clip, and over all visible frames after the query, the share of points
-within 2 and 16 px by ground-truth speed, by local texture at the track's position, and after an
-occlusion (CPU, FP32).
+within 2 and 16 px by ground-truth speed, by local texture at the track's position, after an
+occlusion, and by track age (frames since the query; training clips have 32 frames, these 48)
+(CPU, FP32).
 
   cd training && python3 diag_generated.py [--ckpt checkpoints/edgetap-small.pt]
 
@@ -56,7 +57,7 @@ def main():
     torch.set_num_threads(2)
     m, _ = load_checkpoint_model(args.ckpt)
     seqs = evalsets.generated_sequences(photobanks.load_reserved_banks(".data", "cpu"), evalsets.GEN_EVAL, "cpu")
-    errs, speeds, texs, reapp = [], [], [], []
+    errs, speeds, texs, reapp, ages = [], [], [], [], []
     print("clip   median speed px/frame   median texture   <2 px   <16 px")
     for s in seqs:
         with torch.no_grad():
@@ -72,7 +73,8 @@ def main():
               f"{(err[scored] < 2).mean():.3f}   {(err[scored] < 16).mean():.3f}")
         errs.append(err[scored]), speeds.append(speed[scored]), texs.append(tex[scored])
         reapp.append(after_occlusion(vis, tq)[scored])
-    err, speed, tex, reapp = (np.concatenate(a) for a in (errs, speeds, texs, reapp))
+        ages.append((np.arange(T)[None] - tq[:, None])[scored])
+    err, speed, tex, reapp, age = (np.concatenate(a) for a in (errs, speeds, texs, reapp, ages))
     print("\nby speed (px/frame at 256)")
     for lo, hi in ((0, 2), (2, 5), (5, 10), (10, 20), (20, np.inf)):
         print(f"  {lo:>4}-{hi:<4} {shares(err, (speed >= lo) & (speed < hi))}")
@@ -82,6 +84,9 @@ def main():
         print(f"  {q[i]:5.2f}-{q[i + 1]:<6.2f} {shares(err, (tex >= q[i]) & ((tex < q[i + 1]) | (i == 3)))}")
     print(f"after an occlusion  {shares(err, reapp)}")
     print(f"never occluded      {shares(err, ~reapp)}")
+    print("by track age (frames since the query)")
+    for lo, hi in ((1, 4), (5, 8), (9, 16), (17, 24), (25, 31), (32, 39), (40, 47)):
+        print(f"  {lo:>4}-{hi:<4} {shares(err, (age >= lo) & (age <= hi))}")
 
 
 if __name__ == "__main__":
