@@ -24,7 +24,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import train  # noqa: E402
-from edgetap import photobanks, synth  # noqa: E402
+from edgetap import photobanks, synth, synth_options  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
 
@@ -52,7 +52,7 @@ def main():
     train.add_step_args(ap)     # generator options and --graph-entries, as train.py's
     ap.add_argument("--cpu", action="store_true", help="run on the CPU, fp32 (a smoke test of this script)")
     args = ap.parse_args()
-    synth_opt = synth.options_from_args(args)
+    synth_opt = synth_options.options_from_args(args)
     dev = torch.device("cpu" if args.cpu else "cuda")
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgetap import evalsets, photobanks, synth  # noqa: E402
+from edgetap import evalsets, photobanks, synth, synth_options  # noqa: E402
 from edgetap.weights import load_checkpoint_model, load_exported_model  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -105,10 +105,9 @@ def main():
                     help="also track a SUPPORT x SUPPORT grid from frame 0, unscored (context for the cross-track layer)")
     ap.add_argument("--fp16", action="store_true",
                     help="GPU only: run the network under float16 autocast (FP16 convolutions and matrix products)")
-    synth.add_option_args(ap)     # e.g. --limb-prob 0.3: render gen/val with a round's training options
+    synth_options.add_option_args(ap)     # e.g. --limb-prob 0.3: render gen/val with a round's training options
     args = ap.parse_args()
-    gen_opt = synth.options_from_args(args)
-    gen_opt = None if gen_opt == synth.SynthOptions() else gen_opt
+    gen_opt = synth_options.options_from_args(args)
     torch.set_num_threads(args.threads)
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if args.fp16 and dev.type != "cuda":
@@ -123,7 +122,7 @@ def main():
     model = model.to(dev).eval()
     results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, support_grid=args.support,
                    precision="fp16 autocast" if args.fp16 else "fp32",
-                   generator_options={n: getattr(args, n) for n, _ in synth.OPTION_FLAGS}, sets={})
+                   generator_options={n: getattr(args, n) for n, _ in synth_options.OPTION_FLAGS}, sets={})
     for name in args.sets.split(","):
         t0 = time.time()
         seqs = load_set(name, args.data, dev, args.size, args.eval_root, gen_opt)

@@ -21,7 +21,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgetap import evalsets, photobanks, synth  # noqa: E402
+from edgetap import evalsets, photobanks, synth, synth_options  # noqa: E402
 from edgetap.grow import new_parameter_names  # noqa: E402
 from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
@@ -67,7 +67,7 @@ def parse():
 
 def add_step_args(ap):
     """The generator's options and how the step runs, shared with bench_step.py."""
-    synth.add_option_args(ap)
+    synth_options.add_option_args(ap)
     ap.add_argument("--clip-reuse", type=int, default=1,
                     help="steps each synthesized batch serves, each step with tracks of its own (the generator "
                          "draws clip-reuse x tracks per clip)")
@@ -98,15 +98,15 @@ def make_optimizer(model, lr, wd, lr_scale=None):
                              lr=lr, betas=(0.9, 0.98), eps=1e-8)
 
 
-def old_lr_scale_map(state, cfg, scale):
+def old_lr_scale_map(state, model, scale):
     """With --old-lr-scale on a grown checkpoint: the parameters it had before growing train at
     `scale` times the rate, the new ones at the rate itself."""
     if scale == 1.0:
         return {}
     if "grown_from" not in state:
         sys.exit("train.py: --old-lr-scale needs a checkpoint made by grow_checkpoint.py (it names the new parameters)")
-    new = new_parameter_names(EdgeTapConfig.from_dict(state["grown_from"]["config"]), cfg)
-    return {n: scale for n, _ in EdgeTap(cfg).named_parameters() if n not in new}
+    new = new_parameter_names(EdgeTapConfig.from_dict(state["grown_from"]["config"]), model.cfg)
+    return {n: scale for n, _ in model.named_parameters() if n not in new}
 
 
 def synthesize(banks, args, S, gen, synth_opt, dev, reuse=1):
@@ -216,7 +216,7 @@ def main():
         model.load_state_dict(ck["model"])
     model = model.to(memory_format=torch.channels_last)
     model.graph_entries = args.graph_entries
-    opt = make_optimizer(model, args.lr, args.wd, old_lr_scale_map(state, cfg, args.old_lr_scale))
+    opt = make_optimizer(model, args.lr, args.wd, old_lr_scale_map(state, model, args.old_lr_scale))
     if ck is not None and "opt" in ck:
         osd = ck["opt"]
         for s in osd["state"].values():
@@ -243,7 +243,7 @@ def main():
               f"setup {time.time() - t_start:.1f}s", flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [synth.parse_clip_size(s) for s in args.sizes.split(",")]
-    synth_opt = synth.options_from_args(args)
+    synth_opt = synth_options.options_from_args(args)
 
     def validate():
         model.eval()

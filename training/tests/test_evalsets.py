@@ -61,12 +61,12 @@ def test_a_rounds_generator_flags_reach_the_generated_sets():
     import argparse
     sys.path.insert(0, os.path.join(HERE, ".."))
     from evaluate import load_set
-    from edgetap import synth
+    from edgetap import synth_options
     ap = argparse.ArgumentParser()
-    synth.add_option_args(ap)
-    assert synth.options_from_args(ap.parse_args([])) == synth.SynthOptions()
-    opt = synth.options_from_args(ap.parse_args(["--flat-prob", "1", "--limb-prob", "0.3"]))
-    assert opt == synth.SynthOptions(flat_prob=1.0, limb_prob=0.3)
+    synth_options.add_option_args(ap)
+    assert synth_options.options_from_args(ap.parse_args([])) == synth_options.SynthOptions()
+    opt = synth_options.options_from_args(ap.parse_args(["--flat-prob", "1", "--limb-prob", "0.3"]))
+    assert opt == synth_options.SynthOptions(flat_prob=1.0, limb_prob=0.3)
     plain = load_set("val", DATA, "cpu", size=64)[0]
     flat = load_set("val", DATA, "cpu", size=64, gen_opt=opt)[0]
     assert plain["video"].shape == flat["video"].shape
