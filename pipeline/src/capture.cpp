@@ -45,13 +45,17 @@ struct Capture::Gst {
   int source_width = 0;
   int source_height = 0;
 
+  // Brings the pipeline to NULL, which returns once its streaming threads have left: no
+  // appsink callback runs after it.
+  void halt() {
+    if (pipeline) gst_element_set_state(pipeline, GST_STATE_NULL);
+  }
+
   ~Gst() {
+    halt();
     if (sink) gst_object_unref(sink);
     if (convert) gst_object_unref(convert);
-    if (pipeline) {
-      gst_element_set_state(pipeline, GST_STATE_NULL);
-      gst_object_unref(pipeline);
-    }
+    if (pipeline) gst_object_unref(pipeline);
   }
 };
 
@@ -199,7 +203,10 @@ void Capture::stop() {
   stopping_ = true;
   queue_.close();  // unblocks a streaming thread waiting on a full queue
   if (bus_thread_.joinable()) bus_thread_.join();
-  gst_.reset();    // sets the pipeline to NULL
+  // Halt before releasing: reset() clears gst_ before the destructor runs, and a streaming
+  // thread still delivering a sample would read it (on_sample).
+  if (gst_) gst_->halt();
+  gst_.reset();
 }
 
 }  // namespace edgetap::pipeline
