@@ -109,6 +109,28 @@ def old_lr_scale_map(state, model, scale):
     return {n: scale for n, _ in model.named_parameters() if n not in new}
 
 
+def param_names_in_order(opt, model):
+    """The names of opt's parameters in its state's index order (group by group)."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    return [names[id(p)] for g in opt.param_groups for p in g["params"]]
+
+
+def regrouped_state(osd, model, state, opt, args):
+    """A saved optimizer state whose learning-rate scales differ from opt's (a new schedule with
+    another --old-lr-scale) as opt's state dict: the AdamW moments follow their parameters by name."""
+    saved = [g.get("lr_scale", 1.0) for g in osd["param_groups"]]
+    old = sorted({s for s in saved if s != 1.0})
+    if len(old) > 1:
+        sys.exit(f"train.py: {args.ckpt}: learning-rate scales {sorted(set(saved))}: at most one besides 1 expected")
+    saved_opt = make_optimizer(model, args.lr, args.wd, old_lr_scale_map(state, model, old[0] if old else 1.0))
+    if [len(g["params"]) for g in saved_opt.param_groups] != [len(g["params"]) for g in osd["param_groups"]]:
+        sys.exit(f"train.py: {args.ckpt}: its optimizer's parameter groups do not match the network's")
+    by_name = {n: osd["state"][i] for i, n in enumerate(param_names_in_order(saved_opt, model)) if i in osd["state"]}
+    sd = opt.state_dict()
+    sd["state"] = {i: by_name[n] for i, n in enumerate(param_names_in_order(opt, model)) if n in by_name}
+    return sd
+
+
 def synthesize(banks, args, S, gen, synth_opt, dev, reuse=1):
     """Clips for `reuse` steps: args.batch x args.frames at S px with reuse x args.tracks tracks in
     random order, so that each step's slice (batch_inputs) is an equal share of the query sampling."""
@@ -225,8 +247,11 @@ def main():
         saved = [g.get("lr_scale", 1.0) for g in osd["param_groups"]]      # rounds 1-7 saved none
         scales = [g["lr_scale"] for g in opt.param_groups]
         if saved != scales:
-            sys.exit(f"train.py: {args.ckpt} was trained with learning-rate scales {sorted(set(saved))} per "
-                     f"parameter group; give the same --old-lr-scale as its earlier chunks")
+            if not args.new_schedule:
+                sys.exit(f"train.py: {args.ckpt} was trained with learning-rate scales {sorted(set(saved))} per "
+                         f"parameter group; give the same --old-lr-scale as its earlier chunks (or start a "
+                         f"new schedule with --new-schedule)")
+            osd = regrouped_state(osd, model, state, opt, args)
         opt.load_state_dict(osd)
         for g, scale in zip(opt.param_groups, scales):
             g["lr_scale"] = scale

@@ -96,3 +96,38 @@ def test_a_grown_checkpoint_can_train_its_new_parameters_alone(tmp_path):
     new = {n for n in params if n.startswith(("tracker.blocks.3.", "tracker.cross.0."))}
     assert new and all(torch.equal(before[n], after["model"][n]) for n in params - new)
     assert all(not torch.equal(before[n], after["model"][n]) for n in new if n.endswith(("qkv.weight", "proj.weight")))
+
+
+@needs_data
+def test_a_new_schedule_may_change_the_old_parameters_rate(tmp_path):
+    """A grown checkpoint trained with --old-lr-scale 0 starts a new schedule at scale 1: its
+    AdamW moments follow their parameters by name into the new groups, and the old weights learn."""
+    base, grown = tmp_path / "base.pt", tmp_path / "grown.pt"
+    assert _train(base, steps=1).returncode == 0
+    grow = subprocess.run([sys.executable, os.path.join(HERE, "..", "grow_checkpoint.py"), "--from", str(base),
+                           "--to", str(grown), "--blocks", "4", "--cross-after", "3"],
+                          capture_output=True, text=True, timeout=120)
+    assert grow.returncode == 0, grow.stderr[-2000:]
+    assert _train(grown, "--new-schedule", "100", "--old-lr-scale", "0", steps=3).returncode == 0
+    ck = torch.load(grown, map_location="cpu", weights_only=False)
+    from edgetap.model import EdgeTap, EdgeTapConfig
+    model = EdgeTap(EdgeTapConfig.from_dict(ck["config"]))
+    args = SimpleNamespace(ckpt=str(grown), lr=1e-4, wd=0.02)
+    saved_opt = train.make_optimizer(model, 1e-4, 0.02, train.old_lr_scale_map(ck, model, 0.0))
+    saved = dict(zip(train.param_names_in_order(saved_opt, model), range(10 ** 6)))
+    opt = train.make_optimizer(model, 1e-4, 0.02)
+    sd = train.regrouped_state(ck["opt"], model, ck, opt, args)
+    names = train.param_names_in_order(opt, model)
+    assert len(sd["state"]) == len(ck["opt"]["state"]) > 0
+    for i, st in sd["state"].items():
+        assert torch.equal(st["exp_avg"], ck["opt"]["state"][saved[names[i]]]["exp_avg"])
+    opt.load_state_dict(sd)
+    # the same chunk, without a new schedule, must still refuse the change
+    bad = _train(grown, "--old-lr-scale", "1", steps=4)
+    assert bad.returncode != 0 and "--new-schedule" in bad.stderr
+    out = _train(grown, "--new-schedule", "100", "--old-lr-scale", "1", steps=5)
+    assert out.returncode == 0, out.stderr[-2000:]
+    after = torch.load(grown, map_location="cpu", weights_only=False)
+    assert after["step"] == 5
+    old = [n for n in after["model"] if n.startswith("tracker.blocks.0.") and n.endswith("qkv.weight")]
+    assert old and all(not torch.equal(ck["model"][n], after["model"][n]) for n in old)
