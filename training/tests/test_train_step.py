@@ -71,16 +71,22 @@ def _train(ck, *extra, steps):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 
-@needs_data
-def test_a_grown_checkpoint_can_train_its_new_parameters_alone(tmp_path):
-    """--old-lr-scale 0 on a grown checkpoint: the new block and cross-track layer learn, every
-    weight trained before the growth stays as it was, over two chunks."""
+def _grown_checkpoint(tmp_path):
+    """A one-step checkpoint grown by a fourth block and a cross-track layer after it."""
     base, grown = tmp_path / "base.pt", tmp_path / "grown.pt"
     assert _train(base, steps=1).returncode == 0
     grow = subprocess.run([sys.executable, os.path.join(HERE, "..", "grow_checkpoint.py"), "--from", str(base),
                            "--to", str(grown), "--blocks", "4", "--cross-after", "3"],
                           capture_output=True, text=True, timeout=120)
     assert grow.returncode == 0, grow.stderr[-2000:]
+    return grown
+
+
+@needs_data
+def test_a_grown_checkpoint_can_train_its_new_parameters_alone(tmp_path):
+    """--old-lr-scale 0 on a grown checkpoint: the new block and cross-track layer learn, every
+    weight trained before the growth stays as it was, over two chunks."""
+    grown = _grown_checkpoint(tmp_path)
     before = torch.load(grown, map_location="cpu", weights_only=False)["model"]
     out = _train(grown, "--new-schedule", "100", "--old-lr-scale", "0", steps=3)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -102,12 +108,7 @@ def test_a_grown_checkpoint_can_train_its_new_parameters_alone(tmp_path):
 def test_a_new_schedule_may_change_the_old_parameters_rate(tmp_path):
     """A grown checkpoint trained with --old-lr-scale 0 starts a new schedule at scale 1: its
     AdamW moments follow their parameters by name into the new groups, and the old weights learn."""
-    base, grown = tmp_path / "base.pt", tmp_path / "grown.pt"
-    assert _train(base, steps=1).returncode == 0
-    grow = subprocess.run([sys.executable, os.path.join(HERE, "..", "grow_checkpoint.py"), "--from", str(base),
-                           "--to", str(grown), "--blocks", "4", "--cross-after", "3"],
-                          capture_output=True, text=True, timeout=120)
-    assert grow.returncode == 0, grow.stderr[-2000:]
+    grown = _grown_checkpoint(tmp_path)
     assert _train(grown, "--new-schedule", "100", "--old-lr-scale", "0", steps=3).returncode == 0
     ck = torch.load(grown, map_location="cpu", weights_only=False)
     from edgetap.model import EdgeTap, EdgeTapConfig
