@@ -115,10 +115,15 @@ def param_names_in_order(opt, model):
     return [names[id(p)] for g in opt.param_groups for p in g["params"]]
 
 
+def group_scales(osd):
+    """The learning-rate scale of each parameter group of a saved optimizer state (rounds 1-7 saved none)."""
+    return [g.get("lr_scale", 1.0) for g in osd["param_groups"]]
+
+
 def regrouped_state(osd, model, state, opt, args):
     """A saved optimizer state whose learning-rate scales differ from opt's (a new schedule with
     another --old-lr-scale) as opt's state dict: the AdamW moments follow their parameters by name."""
-    saved = [g.get("lr_scale", 1.0) for g in osd["param_groups"]]
+    saved = group_scales(osd)
     old = sorted({s for s in saved if s != 1.0})
     if len(old) > 1:
         sys.exit(f"train.py: {args.ckpt}: learning-rate scales {sorted(set(saved))}: at most one besides 1 expected")
@@ -244,7 +249,7 @@ def main():
         for s in osd["state"].values():
             for k in ("exp_avg", "exp_avg_sq"):
                 s[k] = s[k].float()
-        saved = [g.get("lr_scale", 1.0) for g in osd["param_groups"]]      # rounds 1-7 saved none
+        saved = group_scales(osd)
         scales = [g["lr_scale"] for g in opt.param_groups]
         if saved != scales:
             if not args.new_schedule:

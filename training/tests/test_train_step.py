@@ -115,7 +115,7 @@ def test_a_new_schedule_may_change_the_old_parameters_rate(tmp_path):
     model = EdgeTap(EdgeTapConfig.from_dict(ck["config"]))
     args = SimpleNamespace(ckpt=str(grown), lr=1e-4, wd=0.02)
     saved_opt = train.make_optimizer(model, 1e-4, 0.02, train.old_lr_scale_map(ck, model, 0.0))
-    saved = dict(zip(train.param_names_in_order(saved_opt, model), range(10 ** 6)))
+    saved = {n: i for i, n in enumerate(train.param_names_in_order(saved_opt, model))}
     opt = train.make_optimizer(model, 1e-4, 0.02)
     sd = train.regrouped_state(ck["opt"], model, ck, opt, args)
     names = train.param_names_in_order(opt, model)
