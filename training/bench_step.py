@@ -4,12 +4,14 @@
   python3 training/bench_step.py [--ckpt training/checkpoints/edgetap-small.pt] [--batches 6,12,24]
       [--size 256] [--frames 32] [--tracks 256] [--steps 8] [--warmup 3] [--self-init 0.6]
       [--bend-prob P] [--tilt-prob P] [--shake-prob P] [--limb-prob P] [--flat-prob P]
-      [--graph-entries] [--clip-reuse K]
+      [--graph-entries] [--clip-reuse K] [--profile FILE]
 
 One GPU, the step of train.py (bf16 autocast, exact-streaming entries for a --self-init fraction,
 AdamW), each phase timed between synchronizations; medians over --steps after --warmup (synthesis:
 the mean, as with --clip-reuse K it runs at one step in K; use --steps a multiple of K). Prints
-one JSON line per batch size, with clips per second and the peak memory.
+one JSON line per batch size, with clips per second and the peak memory. --profile FILE: one more
+step at the last batch size under the PyTorch profiler, its operators by device (CPU: host) time
+written to FILE.
 """
 import argparse
 import json
@@ -51,6 +53,7 @@ def main():
     ap.add_argument("--self-init", type=float, default=0.6)
     train.add_step_args(ap)     # generator options and --graph-entries, as train.py's
     ap.add_argument("--cpu", action="store_true", help="run on the CPU, fp32 (a smoke test of this script)")
+    ap.add_argument("--profile", metavar="FILE", help="profile one more step; operator table to FILE")
     args = ap.parse_args()
     synth_opt = synth_options.options_from_args(args)
     dev = torch.device("cpu" if args.cpu else "cuda")
@@ -71,23 +74,28 @@ def main():
     name = "CPU" if args.cpu else torch.cuda.get_device_name()
     print(f"{name}; torch {torch.__version__}; size {synth.clip_size(args.size)}, {args.frames} frames, "
           f"{args.tracks} tracks", flush=True)
+    clip = None
+
+    def step(i, step_args):
+        nonlocal clip
+        part = i % args.clip_reuse
+        ms_synth = 0.0
+        if part == 0:
+            clip, ms_synth = timed(lambda: train.synthesize(banks, step_args, args.size, gen, synth_opt, dev,
+                                                            args.clip_reuse), dev)
+        batch, ms_inputs = timed(lambda: train.batch_inputs(clip, part, args.tracks, args.size,
+                                                            args.self_init), dev)
+        _, ms_fb = timed(lambda: train.forward_backward(model, opt, batch, amp), dev)
+        _, ms_opt = timed(lambda: train.optimizer_step(model, opt), dev)
+        return ms_synth + ms_inputs, ms_fb, ms_opt
+
     for B in [int(b) for b in args.batches.split(",")]:
         step_args = SimpleNamespace(batch=B, frames=args.frames, tracks=args.tracks)
         if not args.cpu:
             torch.cuda.reset_peak_memory_stats()
         t = dict(synth=[], fwd_bwd=[], optimizer=[])
         for i in range(args.warmup + args.steps):
-            part = i % args.clip_reuse
-            if part == 0:
-                clip, ms_synth = timed(lambda: train.synthesize(banks, step_args, args.size, gen, synth_opt, dev,
-                                                                args.clip_reuse), dev)
-            else:
-                ms_synth = 0.0
-            batch, ms_inputs = timed(lambda: train.batch_inputs(clip, part, args.tracks, args.size,
-                                                                args.self_init), dev)
-            ms_synth += ms_inputs
-            _, ms_fb = timed(lambda: train.forward_backward(model, opt, batch, amp), dev)
-            _, ms_opt = timed(lambda: train.optimizer_step(model, opt), dev)
+            ms_synth, ms_fb, ms_opt = step(i, step_args)
             if i >= args.warmup:
                 for k, ms in zip(t, (ms_synth, ms_fb, ms_opt)):
                     t[k].append(ms)
@@ -98,6 +106,25 @@ def main():
                               synthesized_clips_per_s=round(1000 * B / total / args.clip_reuse, 2),
                               peak_GiB=None if args.cpu else round(torch.cuda.max_memory_allocated() / 2 ** 30, 2))),
               flush=True)
+    if args.profile:
+        write_profile(args.profile, lambda: step(0, step_args), dev)
+
+
+def write_profile(path, run_step, dev):
+    """Runs one step under the PyTorch profiler; writes its operators, dearest first, to path."""
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
+    with profile(activities=activities, record_shapes=True) as prof:
+        run_step()
+    key = "self_device_time_total" if dev.type == "cuda" else "self_cpu_time_total"
+    averages = prof.key_averages()
+    with open(path, "w") as f:
+        f.write(f"one step, operators by {key}\n")
+        f.write(averages.table(sort_by=key, row_limit=60, max_name_column_width=70) + "\n")
+        f.write("by input shapes\n")
+        f.write(prof.key_averages(group_by_input_shape=True).table(sort_by=key, row_limit=40,
+                                                                    max_name_column_width=50) + "\n")
+    print(f"profile written to {path}", flush=True)
 
 
 if __name__ == "__main__":
