@@ -11,7 +11,7 @@ replayed (`graphed_entries.py`); `restart` loads new tracks into the same buffer
 """
 import torch
 
-from .model import patch_correlation, query_offsets, sample_around, window_offsets
+from .sampling import FeatureTable, window_correlation, window_features
 
 
 class StreamingTracker:
@@ -29,8 +29,8 @@ class StreamingTracker:
         L = len(cfg.strides)
         self.tq = tq.clone()
         self.pq = pq.float().clone()
-        self.qoff = query_offsets(cfg, dev)                              # [P, 2] level cells
-        self.desc = torch.zeros(B, N, L, self.qoff.shape[0], cfg.feat_dim, device=dev)
+        self.frame = torch.arange(B, device=dev)[:, None].expand(B, N)     # which map each track reads
+        self.desc = torch.zeros(B, N, L, cfg.query_patch ** 2, cfg.feat_dim, device=dev)
         self.p_last = self.pq.clone()
         W, K, nb, h = cfg.window, cfg.iters, cfg.blocks, cfg.heads
         dh = cfg.width // h
@@ -52,16 +52,12 @@ class StreamingTracker:
             buf.zero_()
         self.slot_frame.fill_(-1)
 
-    def window_corr(self, feats, p):
+    def window_corr(self, tables, p):
         """Correlation of each track's descriptors with a (2r+1)^2 window around p at each level,
-        by sampling the current frame's features (the C++ path; never a full map)."""
+        read from the current frame's features (the C++ path; never a full map)."""
         cfg = self.cfg
-        off = window_offsets(cfg.radius, p.device)                      # [k*k, 2]
-        out = []
-        for li, (f, s) in enumerate(zip(feats, cfg.strides)):
-            smp = sample_around(f, p / s, off)                           # [B, N, k*k, D]
-            out.append(patch_correlation(smp, self.desc[:, :, li], cfg.feat_dim))
-        return torch.cat(out, dim=-1)
+        return torch.cat([window_correlation(tab, self.frame, p / s, self.desc[:, :, li], cfg.radius)
+                          for li, (tab, s) in enumerate(zip(tables, cfg.strides))], dim=-1)
 
     def _attend(self, blk, x, k_i, b_i, slot, is_q, bias):
         S = x.shape[0]
@@ -105,9 +101,10 @@ class StreamingTracker:
         B, N = self.tq.shape
         t = self.t
         is_q = self.tq == t
+        tables = [FeatureTable(f) for f in feats]
         if self.sync_free or bool(is_q.any()):   # descriptors of the tracks starting now
-            for li, (f, s) in enumerate(zip(feats, cfg.strides)):
-                d = sample_around(f, self.pq / s, self.qoff)               # [B, N, P, D]
+            for li, (tab, s) in enumerate(zip(tables, cfg.strides)):
+                d = window_features(tab, self.frame, self.pq / s, cfg.query_patch // 2)   # [B, N, P, D]
                 self.desc[:, :, li] = torch.where(is_q[..., None, None], d, self.desc[:, :, li])
         slot = (t % cfg.window).reshape(1)
         self.slot_frame.index_copy_(0, slot, t.reshape(1))
@@ -119,7 +116,7 @@ class StreamingTracker:
             rec.setdefault("feats", []).append([f.clone() for f in feats])
             rec.setdefault("p_init", []).append(p.clone())
         for k_i in range(cfg.iters):
-            corr = self.window_corr(feats, p)
+            corr = self.window_corr(tables, p)
             x = tr.token(corr, p, self.pq, is_q).reshape(B * N, -1) + h
             if rec is not None:
                 rec.setdefault("corr", []).append(corr.clone())

@@ -17,6 +17,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .sampling import FeatureTable, bilinear_sample, to_grid, window_correlation, window_features, window_offsets
+
 
 @dataclass
 class EdgeTapConfig:
@@ -80,23 +82,6 @@ def upsample2(x):
     return torch.stack([x, 0.5 * (x + nxt)], dim=-1).flatten(-2)
 
 
-def to_grid(xy, h, w):
-    """Feature-pixel coordinates -> grid_sample's [-1, 1] coordinates (align_corners=True)."""
-    gx = xy[..., 0] * (2.0 / max(w - 1, 1)) - 1.0
-    gy = xy[..., 1] * (2.0 / max(h - 1, 1)) - 1.0
-    return torch.stack([gx, gy], dim=-1)
-
-
-def bilinear_sample(feat, xy):
-    """feat [B, C, H, W], xy [B, P, 2] in feature pixels -> [B, P, C].
-    Bilinear, pixel centers at integers, zero outside the map (each of the 4 neighbours that
-    falls outside contributes 0)."""
-    h, w = feat.shape[-2:]
-    grid = to_grid(xy.float(), h, w)[:, :, None, :]
-    out = F.grid_sample(feat.float(), grid, mode="bilinear", padding_mode="zeros", align_corners=True)
-    return out[..., 0].transpose(1, 2)
-
-
 def fourier_encode(d, n_freq):
     """d [..., 2] -> [..., 2 + 4 n_freq]: [dx, dy, then for i in 0..n-1: sin(pi 2^i dx),
     sin(pi 2^i dy), cos(pi 2^i dx), cos(pi 2^i dy)]."""
@@ -105,34 +90,6 @@ def fourier_encode(d, n_freq):
         a = d * (math.pi * 2.0 ** i)
         parts += [torch.sin(a), torch.cos(a)]
     return torch.cat(parts, dim=-1)
-
-
-def window_offsets(radius, device):
-    """[(2r+1)^2, 2] offsets (dx, dy), row-major: index = (dy + r) * (2r+1) + (dx + r)."""
-    r = torch.arange(-radius, radius + 1, device=device, dtype=torch.float32)
-    dy, dx = torch.meshgrid(r, r, indexing="ij")
-    return torch.stack([dx, dy], dim=-1).reshape(-1, 2)
-
-
-def sample_around(feat, xy, offsets):
-    """feat [B, D, h, w]; xy [B, M, 2] in feature pixels; offsets [K, 2] -> [B, M, K, D]: the
-    features bilinearly sampled at every point plus every offset (zero outside the map)."""
-    B, M, _ = xy.shape
-    K = offsets.shape[0]
-    return bilinear_sample(feat, (xy[:, :, None, :] + offsets).reshape(B, M * K, 2)).reshape(B, M, K, -1)
-
-
-def query_offsets(cfg, device):
-    """[P, 2] offsets (level cells) of a track's query descriptors around its query point,
-    P = query_patch^2, row-major like window_offsets."""
-    return window_offsets(cfg.query_patch // 2, device)
-
-
-def patch_correlation(window_feats, desc, D):
-    """window_feats [..., k*k, D] sampled around the estimate; desc [..., P, D] -> [..., P*k*k]:
-    every query descriptor against every window position, query index outer, / sqrt(D)."""
-    c = torch.einsum("...kd,...pd->...pk", window_feats, desc.to(window_feats.dtype)) * (D ** -0.5)
-    return c.flatten(-2)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -374,33 +331,24 @@ class EdgeTap(nn.Module):
             out.append(v.reshape(B, N, T, k * k))
         return torch.cat(out, dim=-1)
 
-    def query_descriptors(self, feats, tq, pq):
-        """Descriptors per level [B, N, P, D] sampled around each query point in its query frame."""
+    def query_descriptors(self, tables, tq, pq):
+        """Descriptors per level [B, N, P, D] sampled around each query point in its query frame.
+        tables: FeatureTable per level of the clips' frames ([B*T] maps, frames of a clip
+        consecutive)."""
         B, N = tq.shape
-        T = feats[0].shape[0] // B
-        D = self.cfg.feat_dim
-        qoff = query_offsets(self.cfg, pq.device)
-        P = qoff.shape[0]
-        out = []
-        for f, s in zip(feats, self.cfg.strides):
-            xy = (pq / s)[:, None].expand(B, T, N, 2).reshape(B * T, N, 2)
-            allq = sample_around(f, xy, qoff).reshape(B, T, N, P, D)
-            out.append(torch.gather(allq, 1, tq[:, None, :, None, None].expand(B, 1, N, P, D))[:, 0])
-        return out
+        T = tables[0].frames // B
+        frame = torch.arange(B, device=tq.device)[:, None] * T + tq                  # [B, N]
+        return [window_features(tab, frame, pq / s, self.cfg.query_patch // 2)
+                for tab, s in zip(tables, self.cfg.strides)]
 
-    def sample_corr_patch(self, feats, descs, p):
+    def sample_corr_patch(self, tables, descs, p):
         """Local 4D correlation (query_patch > 1): per level, the window of features around p
-        (sampled, never a full map) against each query descriptor. p [B, N, T, 2] -> [B, N, T, n_corr]."""
+        (read as a patch, never a full map) against each query descriptor.
+        p [B, N, T, 2] -> [B, N, T, n_corr]."""
         B, N, T, _ = p.shape
-        D = self.cfg.feat_dim
-        off = window_offsets(self.cfg.radius, p.device)
-        k2 = off.shape[0]
-        out = []
-        for f, s, desc in zip(feats, self.cfg.strides, descs):
-            xy = (p.transpose(1, 2) / s).reshape(B * T, N, 2)
-            win = sample_around(f, xy, off).reshape(B, T, N, k2, D).transpose(1, 2)         # [B, N, T, k2, D]
-            out.append(patch_correlation(win, desc[:, :, None], D))
-        return torch.cat(out, dim=-1)
+        frame = (torch.arange(B, device=p.device)[:, None] * T + torch.arange(T, device=p.device))[:, None]
+        return torch.cat([window_correlation(tab, frame, p / s, desc[:, :, None], self.cfg.radius)
+                          for tab, s, desc in zip(tables, self.cfg.strides, descs)], dim=-1)
 
     def forward_parallel(self, video, tq, pq, p_init, iters=None, feats=None):
         """video [B, T, 3, H, W] in [0, 255]; tq [B, N] long; pq [B, N, 2]; p_init [B, N, T, 2]
@@ -415,7 +363,8 @@ class EdgeTap(nn.Module):
         if cfg.query_patch == 1:
             _, maps = self.corr_maps(feats, tq, pq)
         else:
-            descs = self.query_descriptors(feats, tq, pq)
+            tables = [FeatureTable(f) for f in feats]
+            descs = self.query_descriptors(tables, tq, pq)
         tr = self.tracker
         S = B * N
         bias = self.attn_bias(tq.reshape(S), T)
@@ -428,7 +377,7 @@ class EdgeTap(nn.Module):
         ps, vs, cs = [], [], []
         for _ in range(K):
             p = p.detach()
-            corr = self.sample_corr(maps, p) if cfg.query_patch == 1 else self.sample_corr_patch(feats, descs, p)
+            corr = self.sample_corr(maps, p) if cfg.query_patch == 1 else self.sample_corr_patch(tables, descs, p)
             x = tr.token(corr, p, pq_t, is_q) + h
             x = x.reshape(S, T, cfg.width)
             for bi, blk in enumerate(tr.blocks):

@@ -1,0 +1,125 @@
+"""Bilinear windows of feature maps, read as integer patches.
+
+Every window the network reads is a (2r+1)^2 grid of unit-spaced points around one fractional
+centre, so all its points share the centre's fractional part. Such a window is one integer
+patch of (2r+2)^2 feature pixels plus four bilinear weights; and because the correlation is
+linear in the features, a window of correlations is the same four-weight combination of the
+correlations at the patch's pixels. Reading the patch with one gather (instead of four corner
+reads per window point through grid_sample) reads 64 pixels per level for a 7x7 window instead
+of 196, keeps the features in their own precision (no float copy of whole maps), and its
+backward adds into 64 pixels instead of 196.
+
+The plain definition, `sample_around` + `patch_correlation` (grid_sample per point), stays beside
+it as the reference: `tests/test_sampling.py` checks that both give the same values and
+gradients. The C++ engine follows the definition (training/STREAMING.md).
+
+Maps are read through a `FeatureTable`: a level's maps as rows of D features, one row per
+pixel of every map, so that points of any map can be read in one gather.
+"""
+import torch
+import torch.nn.functional as F
+
+
+def to_grid(xy, h, w):
+    """Feature-pixel coordinates -> grid_sample's [-1, 1] coordinates (align_corners=True)."""
+    gx = xy[..., 0] * (2.0 / max(w - 1, 1)) - 1.0
+    gy = xy[..., 1] * (2.0 / max(h - 1, 1)) - 1.0
+    return torch.stack([gx, gy], dim=-1)
+
+
+def bilinear_sample(feat, xy):
+    """feat [B, C, H, W], xy [B, P, 2] in feature pixels -> [B, P, C].
+    Bilinear, pixel centers at integers, zero outside the map (each of the 4 neighbours that
+    falls outside contributes 0)."""
+    h, w = feat.shape[-2:]
+    grid = to_grid(xy.float(), h, w)[:, :, None, :]
+    out = F.grid_sample(feat.float(), grid, mode="bilinear", padding_mode="zeros", align_corners=True)
+    return out[..., 0].transpose(1, 2)
+
+
+def window_offsets(radius, device):
+    """[(2r+1)^2, 2] offsets (dx, dy), row-major: index = (dy + r) * (2r+1) + (dx + r)."""
+    r = torch.arange(-radius, radius + 1, device=device, dtype=torch.float32)
+    dy, dx = torch.meshgrid(r, r, indexing="ij")
+    return torch.stack([dx, dy], dim=-1).reshape(-1, 2)
+
+
+def sample_around(feat, xy, offsets):
+    """Reference. feat [B, D, h, w]; xy [B, M, 2] in feature pixels; offsets [K, 2] ->
+    [B, M, K, D]: the features bilinearly sampled at every point plus every offset (zero
+    outside the map)."""
+    B, M, _ = xy.shape
+    K = offsets.shape[0]
+    return bilinear_sample(feat, (xy[:, :, None, :] + offsets).reshape(B, M * K, 2)).reshape(B, M, K, -1)
+
+
+def patch_correlation(window_feats, desc, D):
+    """Reference. window_feats [..., k*k, D] sampled around the estimate; desc [..., P, D] ->
+    [..., P*k*k]: every query descriptor against every window position, query index outer,
+    / sqrt(D)."""
+    c = torch.einsum("...kd,...pd->...pk", window_feats, desc.to(window_feats.dtype)) * (D ** -0.5)
+    return c.flatten(-2)
+
+
+class FeatureTable:
+    """One level's maps [F, D, h, w] as rows [F*h*w, D]. Rows keep the maps' precision unless
+    gradients flow to them, where they are float32 so that the backward's additions (many
+    windows share a pixel) are not rounded to half precision; one table serves every read of
+    a forward pass, so the conversion is made once."""
+
+    def __init__(self, maps):
+        self.frames, self.dim, self.h, self.w = maps.shape
+        rows = maps.permute(0, 2, 3, 1).reshape(-1, self.dim)     # a view for channels-last maps
+        self.rows = rows.float() if maps.requires_grad else rows
+
+    def patch(self, frame, corner, size):
+        """frame [...] long (which map); corner [..., 2] long (x, y of the top-left pixel) ->
+        [..., size, size, D]: the pixels corner + (0..size-1) in y (outer) and x, zero outside
+        the map."""
+        step = torch.arange(size, device=corner.device)
+        xs = corner[..., 0, None] + step                                 # [..., size]
+        ys = corner[..., 1, None] + step
+        inside = (((ys >= 0) & (ys < self.h))[..., :, None] & ((xs >= 0) & (xs < self.w))[..., None, :])
+        row = (frame[..., None, None] * self.h + ys.clamp(0, self.h - 1)[..., :, None]) * self.w \
+            + xs.clamp(0, self.w - 1)[..., None, :]                      # [..., size, size]
+        vals = self.rows.index_select(0, row.reshape(-1)).reshape(*row.shape, self.dim)
+        return vals * inside[..., None].to(vals.dtype)
+
+
+def _corner_and_weights(xy, radius):
+    """Window centres xy [..., 2] -> the top-left pixel of their integer patch [..., 2] (long)
+    and the fractional parts (fx, fy), each [..., 1, 1, 1]."""
+    base = torch.floor(xy)
+    frac = (xy - base).float()
+    corner = base.long() - radius
+    return corner, frac[..., 0, None, None, None], frac[..., 1, None, None, None]
+
+
+def _blend(grid, fx, fy):
+    """grid [..., k+1, k+1, C] values at a patch's pixels -> [..., k, k, C]: at every window point,
+    the bilinear combination of its four pixels with weights from the shared fraction."""
+    top = grid[..., :-1, :-1, :] * (1 - fx) + grid[..., :-1, 1:, :] * fx
+    bottom = grid[..., 1:, :-1, :] * (1 - fx) + grid[..., 1:, 1:, :] * fx
+    return top * (1 - fy) + bottom * fy
+
+
+def window_features(table, frame, xy, radius):
+    """= sample_around with window_offsets(radius): table (FeatureTable); frame [...] long;
+    xy [..., 2] feature pixels -> [..., (2r+1)^2, D] (row-major window, zero outside the map)."""
+    k = 2 * radius + 1
+    corner, fx, fy = _corner_and_weights(xy, radius)
+    grid = table.patch(frame, corner, k + 1)
+    return _blend(grid.float(), fx, fy).reshape(*xy.shape[:-1], k * k, table.dim)
+
+
+def window_correlation(table, frame, xy, desc, radius):
+    """= patch_correlation(sample_around(...), desc): table (FeatureTable); frame [...] long;
+    xy [..., 2] feature pixels; desc [..., P, D] (broadcast against the leading dims) ->
+    [..., P*(2r+1)^2], query index outer, / sqrt(D). The descriptors are dotted with the
+    patch's pixels, then the correlations are blended."""
+    k = 2 * radius + 1
+    corner, fx, fy = _corner_and_weights(xy, radius)
+    grid = table.patch(frame, corner, k + 1)                              # [..., k+1, k+1, D]
+    c = torch.einsum("...yxd,...pd->...yxp", grid, desc.to(grid.dtype)) * (table.dim ** -0.5)
+    c = _blend(c.float(), fx, fy)                                         # [..., k, k, P]
+    return c.movedim(-1, -3).flatten(-3)
