@@ -11,7 +11,8 @@ backward adds into 64 pixels instead of 196.
 
 The plain definition, `sample_around` + `patch_correlation` (grid_sample per point), stays beside
 it as the reference: `tests/test_sampling.py` checks that both give the same values and
-gradients. The C++ engine follows the definition (training/STREAMING.md).
+gradients. The C++ engine's window correlation (kernels/cpu/sampling.cpp) is computed the
+same way: dots with the patch's pixels, then the blend.
 
 Maps are read through a `FeatureTable`: a level's maps as rows of D features, one row per
 pixel of every map, so that points of any map can be read in one gather.
