@@ -57,7 +57,7 @@ def main():
     ap.add_argument("--data", default=os.path.join(here, ".data"))
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(os.cpu_count() or 1)
     dev = torch.device("cpu")
     if args.ckpt:
         model, _ = load_checkpoint_model(args.ckpt)
