@@ -7,7 +7,9 @@ linear in the features, a window of correlations is the same four-weight combina
 correlations at the patch's pixels. Reading the patch with one gather (instead of four corner
 reads per window point through grid_sample) reads 64 pixels per level for a 7x7 window instead
 of 196, keeps the features in their own precision (no float copy of whole maps), and its
-backward adds into 64 pixels instead of 196.
+backward adds into 64 pixels instead of 196. Reads outside a map go to one zero row instead
+of being masked afterwards, and the dots are taken outside autocast, so that the patches (a
+training step's largest tensors) are written once and never copied.
 
 The plain definition, `sample_around` + `patch_correlation` (grid_sample per point), stays beside
 it as the reference: `tests/test_sampling.py` checks that both give the same values and
@@ -63,15 +65,19 @@ def patch_correlation(window_feats, desc, D):
 
 
 class FeatureTable:
-    """One level's maps [F, D, h, w] as rows [F*h*w, D]. Rows keep the maps' precision unless
-    gradients flow to them, where they are float32 so that the backward's additions (many
-    windows share a pixel) are not rounded to half precision; one table serves every read of
-    a forward pass, so the conversion is made once."""
+    """One level's maps [F, D, h, w] as rows [F*h*w + 1, D], the last one zero. Rows keep the
+    maps' precision unless gradients flow to them, where they are float32 so that the
+    backward's additions (many windows share a pixel) are not rounded to half precision; one
+    table serves every read of a forward pass, so the conversion is made once."""
 
     def __init__(self, maps):
         self.frames, self.dim, self.h, self.w = maps.shape
-        rows = maps.permute(0, 2, 3, 1).reshape(-1, self.dim)     # a view for channels-last maps
-        self.rows = rows.float() if maps.requires_grad else rows
+        rows = maps.permute(0, 2, 3, 1).reshape(-1, self.dim)
+        if maps.requires_grad:
+            rows = rows.float()
+        # one zero row after the maps' pixels: what every read outside a map returns
+        self.rows = torch.cat([rows, rows.new_zeros(1, self.dim)])
+        self.zero_row = rows.shape[0]
 
     def patch(self, frame, corner, size):
         """frame [...] long (which map); corner [..., 2] long (x, y of the top-left pixel) ->
@@ -81,10 +87,9 @@ class FeatureTable:
         xs = corner[..., 0, None] + step                                 # [..., size]
         ys = corner[..., 1, None] + step
         inside = (((ys >= 0) & (ys < self.h))[..., :, None] & ((xs >= 0) & (xs < self.w))[..., None, :])
-        row = (frame[..., None, None] * self.h + ys.clamp(0, self.h - 1)[..., :, None]) * self.w \
-            + xs.clamp(0, self.w - 1)[..., None, :]                      # [..., size, size]
-        vals = self.rows.index_select(0, row.reshape(-1)).reshape(*row.shape, self.dim)
-        return vals * inside[..., None].to(vals.dtype)
+        row = (frame[..., None, None] * self.h + ys[..., :, None]) * self.w + xs[..., None, :]
+        row = torch.where(inside, row, self.zero_row)                     # [..., size, size]
+        return self.rows.index_select(0, row.reshape(-1)).reshape(*row.shape, self.dim)
 
 
 def _corner_and_weights(xy, radius):
@@ -121,6 +126,9 @@ def window_correlation(table, frame, xy, desc, radius):
     k = 2 * radius + 1
     corner, fx, fy = _corner_and_weights(xy, radius)
     grid = table.patch(frame, corner, k + 1)                              # [..., k+1, k+1, D]
-    c = torch.einsum("...yxd,...pd->...yxp", grid, desc.to(grid.dtype)) * (table.dim ** -0.5)
+    # in the rows' precision: under autocast the patches (the largest tensors of a training
+    # step) would otherwise be copied to half precision, and their gradients back
+    with torch.autocast(grid.device.type, enabled=False):
+        c = torch.einsum("...yxd,...pd->...yxp", grid, desc.to(grid.dtype)) * (table.dim ** -0.5)
     c = _blend(c.float(), fx, fy)                                         # [..., k, k, P]
     return c.movedim(-1, -3).flatten(-3)
