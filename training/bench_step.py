@@ -4,7 +4,7 @@
   python3 training/bench_step.py [--ckpt training/checkpoints/edgetap-small.pt] [--batches 6,12,24]
       [--size 256] [--frames 32] [--tracks 256] [--steps 8] [--warmup 3] [--self-init 0.6]
       [--bend-prob P] [--tilt-prob P] [--shake-prob P] [--limb-prob P] [--flat-prob P]
-      [--graph-entries] [--clip-reuse K] [--profile FILE]
+      [--graph-entries] [--fused-reads] [--clip-reuse K] [--profile FILE]
 
 One GPU, the step of train.py (bf16 autocast, exact-streaming entries for a --self-init fraction,
 AdamW), each phase timed between synchronizations; medians over --steps after --warmup (synthesis:
@@ -26,7 +26,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import train  # noqa: E402
-from edgetap import photobanks, synth, synth_options  # noqa: E402
+from edgetap import fused_reads, photobanks, synth, synth_options  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
 
@@ -67,6 +67,7 @@ def main():
         model.load_state_dict(ck["model"])
     model = model.to(memory_format=torch.channels_last).train()
     model.graph_entries = args.graph_entries
+    fused_reads.enable(args.fused_reads)
     opt = train.make_optimizer(model, 1e-5, 0.02)
     banks = photobanks.load_train_banks(args.data, dev, "train")
     gen = torch.Generator().manual_seed(0)

@@ -21,7 +21,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgetap import evalsets, photobanks, synth, synth_options  # noqa: E402
+from edgetap import evalsets, fused_reads, photobanks, synth, synth_options  # noqa: E402
 from edgetap.grow import new_parameter_names  # noqa: E402
 from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
@@ -73,6 +73,8 @@ def add_step_args(ap):
                          "draws clip-reuse x tracks per clip)")
     ap.add_argument("--graph-entries", action="store_true",
                     help="GPU: run the exact-streaming entries pass as CUDA graph replays (edgetap/graphed_entries.py)")
+    ap.add_argument("--fused-reads", action="store_true",
+                    help="GPU: window correlations in one Triton kernel each way (edgetap/fused_reads.py)")
 
 
 def lr_at(state, base, warmup):
@@ -243,6 +245,7 @@ def main():
         model.load_state_dict(ck["model"])
     model = model.to(memory_format=torch.channels_last)
     model.graph_entries = args.graph_entries
+    fused_reads.enable(args.fused_reads)
     opt = make_optimizer(model, args.lr, args.wd, old_lr_scale_map(state, model, args.old_lr_scale))
     if ck is not None and "opt" in ck:
         osd = ck["opt"]

@@ -11,6 +11,7 @@ Same results as the eager pass (`tests/test_graphed_entries.py`, skipped without
 """
 import torch
 
+from . import fused_reads
 from .engine import StreamingTracker
 
 
@@ -56,7 +57,7 @@ def graphed_streaming_entries(model, feats, tq, pq):
     shapes = tuple((B,) + tuple(f.shape[2:]) for f in per_clip)
     autocast = torch.is_autocast_enabled("cuda")
     dtype = torch.get_autocast_dtype("cuda")
-    key = (id(model), tuple(tq.shape), shapes, feats[0].dtype, autocast, dtype)
+    key = (id(model), tuple(tq.shape), shapes, feats[0].dtype, autocast, dtype, fused_reads.enabled())
     if key not in _graphs:
         # the weights' casts are captured as kernels, not taken from autocast's cache (whose
         # copies would be freed when the training step's autocast region ends)

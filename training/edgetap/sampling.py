@@ -22,6 +22,8 @@ pixel of every map, so that points of any map can be read in one gather.
 import torch
 import torch.nn.functional as F
 
+from . import fused_reads
+
 
 def to_grid(xy, h, w):
     """Feature-pixel coordinates -> grid_sample's [-1, 1] coordinates (align_corners=True)."""
@@ -123,6 +125,8 @@ def window_correlation(table, frame, xy, desc, radius):
     xy [..., 2] feature pixels; desc [..., P, D] (broadcast against the leading dims) ->
     [..., P*(2r+1)^2], query index outer, / sqrt(D). The descriptors are dotted with the
     patch's pixels, then the correlations are blended."""
+    if fused_reads.usable(table.rows, xy, desc):
+        return fused_reads.window_correlation(table, frame, xy, desc, radius)
     k = 2 * radius + 1
     corner, fx, fy = _corner_and_weights(xy, radius)
     grid = table.patch(frame, corner, k + 1)                              # [..., k+1, k+1, D]
