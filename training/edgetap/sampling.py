@@ -13,8 +13,10 @@ training step's largest tensors) are written once and never copied.
 
 The plain definition, `sample_around` + `patch_correlation` (grid_sample per point), stays beside
 it as the reference: `tests/test_sampling.py` checks that both give the same values and
-gradients. The C++ engine's window correlation (kernels/cpu/sampling.cpp) is computed the
-same way: dots with the patch's pixels, then the blend.
+gradients. With `fused_reads.enable()` (training on a GPU, `--fused-reads`),
+`window_correlation` runs as one Triton kernel each way instead, checked against this path.
+The C++ engine's window correlation (kernels/cpu/sampling.cpp) is computed the same way: dots
+with the patch's pixels, then the blend.
 
 Maps are read through a `FeatureTable`: a level's maps as rows of D features, one row per
 pixel of every map, so that points of any map can be read in one gather.
