@@ -107,10 +107,10 @@ def _corner_and_weights(xy, radius):
 
 def _blend(grid, fx, fy):
     """grid [..., k+1, k+1, C] values at a patch's pixels -> [..., k, k, C]: at every window point,
-    the bilinear combination of its four pixels with weights from the shared fraction."""
-    top = grid[..., :-1, :-1, :] * (1 - fx) + grid[..., :-1, 1:, :] * fx
-    bottom = grid[..., 1:, :-1, :] * (1 - fx) + grid[..., 1:, 1:, :] * fx
-    return top * (1 - fy) + bottom * fy
+    the bilinear combination of its four pixels with weights from the shared fraction, as two
+    linear interpolations (along x, then y: one kernel each)."""
+    along_x = torch.lerp(grid[..., :, :-1, :], grid[..., :, 1:, :], fx)              # [..., k+1, k, C]
+    return torch.lerp(along_x[..., :-1, :, :], along_x[..., 1:, :, :], fy)
 
 
 def window_features(table, frame, xy, radius):
