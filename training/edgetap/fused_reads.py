@@ -147,16 +147,14 @@ class _WindowCorrelation(torch.autograd.Function):
                 grad_desc.to(desc.dtype) if need_desc else None, None, None, None, None, None, None, None)
 
 
-def window_correlation(table, frame, xy, desc, radius):
-    """= sampling.window_correlation (same arguments and result) in the kernels above."""
-    lead = xy.shape[:-1]
+def window_correlation(table, frame, corner, frac, desc, radius):
+    """sampling.window_correlation's result in the kernels above, given its windows' patch
+    corners [..., 2] (long) and centre fractions [..., 2] (float32)."""
+    lead = corner.shape[:-1]
     P, D = desc.shape[-2:]
     desc_rows = desc.reshape(-1, P, D)
-    desc_lead = desc.shape[:-2]
-    didx = torch.arange(desc_rows.shape[0], device=xy.device).reshape(desc_lead).expand(lead)
-    base = torch.floor(xy.float())
-    corner = (base.long() - radius).to(torch.int32).reshape(-1, 2).contiguous()
-    frac = (xy.float() - base).reshape(-1, 2).contiguous()
+    didx = torch.arange(desc_rows.shape[0], device=corner.device).reshape(desc.shape[:-2]).expand(lead)
     out = _WindowCorrelation.apply(table.rows, desc_rows.contiguous(), frame.expand(lead).reshape(-1).contiguous(),
-                                   corner, frac, didx.reshape(-1).contiguous(), table.h, table.w, radius)
+                                   corner.to(torch.int32).reshape(-1, 2).contiguous(), frac.reshape(-1, 2).contiguous(),
+                                   didx.reshape(-1).contiguous(), table.h, table.w, radius)
     return out.reshape(*lead, -1)

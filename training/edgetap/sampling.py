@@ -96,19 +96,18 @@ class FeatureTable:
         return self.rows.index_select(0, row.reshape(-1)).reshape(*row.shape, self.dim)
 
 
-def _corner_and_weights(xy, radius):
+def _corner_and_fraction(xy, radius):
     """Window centres xy [..., 2] -> the top-left pixel of their integer patch [..., 2] (long)
-    and the fractional parts (fx, fy), each [..., 1, 1, 1]."""
+    and the centres' fractional parts [..., 2] (float32)."""
     base = torch.floor(xy)
-    frac = (xy - base).float()
-    corner = base.long() - radius
-    return corner, frac[..., 0, None, None, None], frac[..., 1, None, None, None]
+    return base.long() - radius, (xy - base).float()
 
 
-def _blend(grid, fx, fy):
+def _blend(grid, frac):
     """grid [..., k+1, k+1, C] values at a patch's pixels -> [..., k, k, C]: at every window point,
     the bilinear combination of its four pixels with weights from the shared fraction, as two
     linear interpolations (along x, then y: one kernel each)."""
+    fx, fy = frac[..., 0, None, None, None], frac[..., 1, None, None, None]
     along_x = torch.lerp(grid[..., :, :-1, :], grid[..., :, 1:, :], fx)              # [..., k+1, k, C]
     return torch.lerp(along_x[..., :-1, :, :], along_x[..., 1:, :, :], fy)
 
@@ -117,9 +116,9 @@ def window_features(table, frame, xy, radius):
     """= sample_around with window_offsets(radius): table (FeatureTable); frame [...] long;
     xy [..., 2] feature pixels -> [..., (2r+1)^2, D] (row-major window, zero outside the map)."""
     k = 2 * radius + 1
-    corner, fx, fy = _corner_and_weights(xy, radius)
+    corner, frac = _corner_and_fraction(xy, radius)
     grid = table.patch(frame, corner, k + 1)
-    return _blend(grid.float(), fx, fy).reshape(*xy.shape[:-1], k * k, table.dim)
+    return _blend(grid.float(), frac).reshape(*xy.shape[:-1], k * k, table.dim)
 
 
 def window_correlation(table, frame, xy, desc, radius):
@@ -127,14 +126,14 @@ def window_correlation(table, frame, xy, desc, radius):
     xy [..., 2] feature pixels; desc [..., P, D] (broadcast against the leading dims) ->
     [..., P*(2r+1)^2], query index outer, / sqrt(D). The descriptors are dotted with the
     patch's pixels, then the correlations are blended."""
+    corner, frac = _corner_and_fraction(xy, radius)
     if fused_reads.usable(table.rows, xy, desc):
-        return fused_reads.window_correlation(table, frame, xy, desc, radius)
+        return fused_reads.window_correlation(table, frame, corner, frac, desc, radius)
     k = 2 * radius + 1
-    corner, fx, fy = _corner_and_weights(xy, radius)
     grid = table.patch(frame, corner, k + 1)                              # [..., k+1, k+1, D]
     # in the rows' precision: under autocast the patches (the largest tensors of a training
     # step) would otherwise be copied to half precision, and their gradients back
     with torch.autocast(grid.device.type, enabled=False):
         c = torch.einsum("...yxd,...pd->...yxp", grid, desc.to(grid.dtype)) * (table.dim ** -0.5)
-    c = _blend(c.float(), fx, fy)                                         # [..., k, k, P]
+    c = _blend(c.float(), frac)                                           # [..., k, k, P]
     return c.movedim(-1, -3).flatten(-3)
