@@ -6,9 +6,9 @@ patch of (2r+2)^2 feature pixels plus four bilinear weights; and because the cor
 linear in the features, a window of correlations is the same four-weight combination of the
 correlations at the patch's pixels. Reading the patch with one gather (instead of four corner
 reads per window point through grid_sample) reads 64 pixels per level for a 7x7 window instead
-of 196, keeps the features in their own precision (no float copy of whole maps), and its
-backward adds into 64 pixels instead of 196. Reads outside a map go to one zero row instead
-of being masked afterwards, and the dots are taken outside autocast, so that the patches (a
+of 196, keeps the features in their own precision where no gradients flow, and its backward
+adds into 64 pixels instead of 196. Reads outside a map go to one zero row appended to the
+table (one copy of the maps per table, instead of a mask over every gathered patch), and the dots are taken outside autocast, so that the patches (a
 training step's largest tensors) are written once and never copied.
 
 The plain definition, `sample_around` + `patch_correlation` (grid_sample per point), stays beside
