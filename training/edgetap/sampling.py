@@ -8,8 +8,9 @@ correlations at the patch's pixels. Reading the patch with one gather (instead o
 reads per window point through grid_sample) reads 64 pixels per level for a 7x7 window instead
 of 196, keeps the features in their own precision where no gradients flow, and its backward
 adds into 64 pixels instead of 196. Reads outside a map go to one zero row appended to the
-table (one copy of the maps per table, instead of a mask over every gathered patch), and the dots are taken outside autocast, so that the patches (a
-training step's largest tensors) are written once and never copied.
+table (one copy of the maps per table, instead of a mask over every gathered patch), and the
+dots are taken outside autocast, so that the patches (a training step's largest tensors) are
+written once and never copied.
 
 The plain definition, `sample_around` + `patch_correlation` (grid_sample per point), stays beside
 it as the reference: `tests/test_sampling.py` checks that both give the same values and
