@@ -3,7 +3,7 @@
 (edgetap/grow.py says how), for a new round that keeps the earlier rounds' training.
 
   python3 training/grow_checkpoint.py --from training/checkpoints/edgetap-small.pt \
-      --to training/checkpoints/edgetap-small.pt.new [--query-patch 3] [--blocks 4] [--cross-after 1,2]
+      --to training/checkpoints/edgetap-small.pt.new [--query-patch 3] [--blocks 4] [--cross-after 1,2] [--window 16]
 
 The new checkpoint keeps step, trained seconds, clip count and log; it has no optimizer state
 (shapes changed), so resume it with a fresh schedule: train.py --ckpt NEW --new-schedule S.
@@ -28,6 +28,8 @@ def main():
     ap.add_argument("--blocks", type=int, default=None)
     ap.add_argument("--cross-after", default=None,
                     help="comma-separated temporal blocks to follow with a cross-track attention layer")
+    ap.add_argument("--window", type=int, default=None,
+                    help="a longer causal window (frames); keeps the function on each track's first W frames")
     args = ap.parse_args()
     if os.path.abspath(args.src) == os.path.abspath(args.dst):
         sys.exit("grow_checkpoint.py: --to must differ from --from (the source stays as it is)")
@@ -38,6 +40,8 @@ def main():
         d["query_patch"] = args.query_patch
     if args.blocks is not None:
         d["blocks"] = args.blocks
+    if args.window is not None:
+        d["window"] = args.window
     if args.cross_after is not None:
         d["cross_after"] = [int(b) for b in args.cross_after.split(",") if b.strip()]
     new = EdgeTapConfig.from_dict(d)
@@ -49,7 +53,8 @@ def main():
     out.update(model=sd, config=new.to_dict(), grown_from=dict(config=old.to_dict(), step=ck.get("step", 0)))
     torch.save(out, args.dst)
     print(f"{args.dst}: query_patch {old.query_patch} -> {new.query_patch}, blocks {old.blocks} -> {new.blocks}, "
-          f"cross_after {list(old.cross_after)} -> {list(new.cross_after)}, step {out.get('step', 0)}")
+          f"cross_after {list(old.cross_after)} -> {list(new.cross_after)}, window {old.window} -> {new.window}, "
+          f"step {out.get('step', 0)}")
 
 
 if __name__ == "__main__":

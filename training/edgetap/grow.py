@@ -10,8 +10,13 @@ round keeps what earlier rounds learned instead of starting from scratch.
 * cross_after (a, ...) -> (a, ..., i, ...): cross-track layers appended after temporal blocks i
   (e.g. after a block grown in the same step), with zero output projections, likewise the
   identity until trained.
+* window W -> W' > W: the attention bias by frame distance gains the distances W..W'-1, each
+  starting at the bias of distance W-1 (the oldest frame the old window held); the anchor's bias
+  stays. This growth keeps the function only for a track's first W frames: after them the
+  frames W..W'-1 back, and the anchor when it falls among them, enter the attention.
 
-The grown model computes exactly the old function (tests/test_grow.py).
+The grown model computes exactly the old function (tests/test_grow.py), for window growth on
+each track's first W frames.
 """
 import torch
 
@@ -31,11 +36,22 @@ def corr_column_map(old, new):
     return torch.tensor(cols)
 
 
+def rel_bias_for_window(rel_bias, old_window, new_window):
+    """[heads, W+1] (distances 0..W-1, then the anchor) -> [heads, W'+1]: the distances W..W'-1
+    start at distance W-1's bias."""
+    oldest = rel_bias[:, old_window - 1:old_window].expand(-1, new_window - old_window)
+    return torch.cat([rel_bias[:, :old_window], oldest, rel_bias[:, old_window:]], dim=1).clone()
+
+
 def check_growable(old, new):
-    same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in ("version", "query_patch", "blocks", "cross_after")]
+    growable = ("version", "query_patch", "blocks", "cross_after", "window")
+    same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in growable]
     diff = [f for f in same if getattr(old, f) != getattr(new, f)]
     if diff:
-        raise ValueError(f"grow: only query_patch, blocks and cross_after can change; also changed: {', '.join(diff)}")
+        raise ValueError(f"grow: only query_patch, blocks, cross_after and window can change; also changed: "
+                         f"{', '.join(diff)}")
+    if new.window < old.window:
+        raise ValueError(f"grow: window {old.window} -> {new.window}: the window can only grow")
     if tuple(new.cross_after[:len(old.cross_after)]) != tuple(old.cross_after):
         raise ValueError(f"grow: cross_after {list(old.cross_after)} -> {list(new.cross_after)}: the existing "
                          "layers stay first and in order; new ones can only be appended")
@@ -62,6 +78,8 @@ def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
             w = torch.zeros_like(sd[k])
             w[:, corr_column_map(old_cfg, new_cfg)] = v
             sd[k] = w
+        elif k == "tracker.rel_bias" and new_cfg.window != old_cfg.window:
+            sd[k] = rel_bias_for_window(v, old_cfg.window, new_cfg.window)
         else:
             if sd[k].shape != v.shape:
                 raise ValueError(f"grow: {k}: shape {tuple(v.shape)} -> {tuple(sd[k].shape)} is not a supported change")

@@ -78,3 +78,29 @@ def test_unsupported_change_is_named():
     new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), width=64))
     with pytest.raises(ValueError, match="width"):
         grow_state_dict(EdgeTap(old_cfg).state_dict(), old_cfg, new_cfg)
+
+
+def test_grown_window_keeps_each_tracks_first_frames():
+    """window 3 -> 6: the same outputs on every track's first 3 frames (from its query frame on);
+    later frames see the older frames too, so they change."""
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+    old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(5), 0.2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), window=6))
+    new = EdgeTap(new_cfg).eval()
+    new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
+    assert new.tracker.rel_bias.shape == (old_cfg.heads, 7)
+    tq = torch.tensor([0, 0, 2, 3, 5])
+    frame = torch.arange(6)
+    first = (frame[None] >= tq[:, None]) & (frame[None] < tq[:, None] + 3)      # [N, T]
+    later = frame[None] >= tq[:, None] + 3
+    pos_old, pos_new = _outputs(old)[0], _outputs(new)[0]                      # [K, B, N, T, 2]
+    diff = (pos_old - pos_new).abs().amax(dim=(0, 1, 4))                         # [N, T]
+    assert diff[first].max().item() < 1e-5
+    assert diff[later].max().item() > 1e-4
+
+
+def test_window_cannot_shrink():
+    old_cfg = EdgeTapConfig(window=4, iters=2, blocks=2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), window=3))
+    with pytest.raises(ValueError, match="window"):
+        grow_state_dict(EdgeTap(old_cfg).state_dict(), old_cfg, new_cfg)
