@@ -16,8 +16,10 @@ Sets (all query-first; coordinates scaled to 256x256; thresholds 1,2,4,8,16 px, 
   pairs  shared/data/eval/pairs (2-frame sequences)
   any other name: a folder of sequences under --eval-root (e.g. synth-eval-v1, the eval issue's
          fixed generated set, with --eval-root build/eval-data)
-Runs on the CPU or a GPU; numbers are reported for the visibility rule in the model's JSON
-(`visible_rule`), and for the other rule too.
+Runs on the CPU or a GPU; numbers are reported for both visibility rules at 0.5 (`vis`: the
+visibility probability; `vis*conf`: it times the confidence) and as published
+(`edgetap[published]`: the rule and threshold of the model's JSON, `visible_rule` and
+`vis_threshold`, as the C++ engine applies them; for a checkpoint `vis*conf` at --vis-threshold).
 """
 import argparse
 import json
@@ -103,6 +105,8 @@ def main():
     ap.add_argument("--eval-root", default=None, help="full-resolution sets (e.g. ../shared/data/eval) for --size != 256")
     ap.add_argument("--support", type=int, default=0,
                     help="also track a SUPPORT x SUPPORT grid from frame 0, unscored (context for the cross-track layer)")
+    ap.add_argument("--vis-threshold", type=float, default=None,
+                    help="threshold of the published rule (default: the model JSON's vis_threshold; 0.5 for --ckpt)")
     ap.add_argument("--fp16", action="store_true",
                     help="GPU only: run the network under float16 autocast (FP16 convolutions and matrix products)")
     synth_options.add_option_args(ap)     # e.g. --limb-prob 0.3: render gen/val with a round's training options
@@ -115,20 +119,27 @@ def main():
     precision = torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16)
     if args.ckpt:
         model, _ = load_checkpoint_model(args.ckpt)
-        rule = "vis*conf"
+        rule, threshold = "vis*conf", 0.5
     else:
         model = load_exported_model(args.weights, os.path.splitext(args.weights)[0] + ".json")
-        rule = json.load(open(os.path.splitext(args.weights)[0] + ".json")).get("visible_rule", "vis")
+        info = json.load(open(os.path.splitext(args.weights)[0] + ".json"))
+        rule, threshold = info.get("visible_rule", "vis"), info.get("vis_threshold", 0.5)
+    if args.vis_threshold is not None:
+        threshold = args.vis_threshold
     model = model.to(dev).eval()
-    results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, support_grid=args.support,
+    results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, vis_threshold=threshold,
+                   support_grid=args.support,
                    precision="fp16 autocast" if args.fp16 else "fp32",
                    generator_options={n: getattr(args, n) for n, _ in synth_options.OPTION_FLAGS}, sets={})
     for name in args.sets.split(","):
         t0 = time.time()
         seqs = load_set(name, args.data, dev, args.size, args.eval_root, gen_opt)
         with precision:
-            per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True, support=args.support)
+            per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True, keep_preds=True,
+                                             support=args.support)
+        per_p = evalsets.rescore(seqs, per_v, rule, threshold)
         entry = {"edgetap[vis]": evalsets.summarize(per_v), "edgetap[vis*conf]": evalsets.summarize(per_c),
+                 "edgetap[published]": evalsets.summarize(per_p),
                  "per_sequence[vis*conf]": [{k: v for k, v in m.items() if k != "pred"} for m in per_c],
                  "seconds": round(time.time() - t0, 1),
                  "frames": int(sum(s["video"].shape[0] for s in seqs)),

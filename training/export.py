@@ -119,7 +119,7 @@ def make_golden(model, path):
     return g
 
 
-def export_model(model, models_dir, golden_dir, name, visible_rule="vis", training=None):
+def export_model(model, models_dir, golden_dir, name, visible_rule="vis", training=None, vis_threshold=0.5):
     """Writes <models_dir>/<name>.safetensors + .json and <golden_dir>/<name>-golden.safetensors
     for a model with folded BatchNorm; checks that the written files reproduce the model."""
     cfg = model.cfg
@@ -137,7 +137,7 @@ def export_model(model, models_dir, golden_dir, name, visible_rule="vis", traini
                   "size_multiple": cfg.size_multiple, "trained_sizes": [192, 224, 256, 288, 320],
                   "supported_sizes": "192..384, height and width multiples of 32"},
         "outputs": {"xy": "model-input pixels", "vis": "sigmoid(vis_logit)", "conf": "sigmoid(conf_logit)"},
-        "visible_rule": visible_rule, "vis_threshold": 0.5,
+        "visible_rule": visible_rule, "vis_threshold": vis_threshold,
         "conventions": CONVENTIONS,
         "streaming": "training/STREAMING.md",
         "params": count_params(model),
@@ -171,7 +171,10 @@ def main():
     ap.add_argument("--models", default=os.path.join(ROOT, "models"))
     ap.add_argument("--golden", default=os.path.join(ROOT, "tests", "data", "golden"))
     ap.add_argument("--visible-rule", default="vis", choices=["vis", "vis*conf"],
-                    help="published visibility; the C++ engine applies `vis` (vis prob >= threshold)")
+                    help="published visibility: the visibility probability, or it times the confidence")
+    ap.add_argument("--vis-threshold", type=float, default=0.5,
+                    help="a point is published visible when its rule's score reaches this (the C++ engine "
+                         "applies rule and threshold; a camera's edgetap.visible_threshold overrides it)")
     ap.add_argument("--version", default=None, help="weights version to record (default: the checkpoint's)")
     args = ap.parse_args()
     torch.set_num_threads(2)
@@ -182,7 +185,9 @@ def main():
     training = {"steps": ck.get("step"), "train_seconds": round(ck.get("seconds", 0), 1),
                 "clips_seen": ck.get("clips"), "gpus": "2x NVIDIA H200 (data parallel)",
                 "final_val": finals[-1] if finals else None}
-    export_model(model, args.models, args.golden, args.name, args.visible_rule, training)
+    if not 0.0 <= args.vis_threshold <= 1.0:
+        sys.exit(f"export.py: --vis-threshold {args.vis_threshold}: must be in [0, 1]")
+    export_model(model, args.models, args.golden, args.name, args.visible_rule, training, args.vis_threshold)
 
 
 if __name__ == "__main__":

@@ -121,7 +121,11 @@ void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& pa
     const std::string at = YamlReader::join(path, "edgetap");
     if (r.expect_map(e, at, {"model", "visible_threshold"})) {
       r.read_string(e, at, "model", cam.edgetap.model, true);
-      r.read_double(e, at, "visible_threshold", 0.0, 1.0, cam.edgetap.visible_threshold);
+      if (e["visible_threshold"]) {
+        double threshold = cam.edgetap.visible_threshold.value_or(0.5);
+        r.read_double(e, at, "visible_threshold", 0.0, 1.0, threshold);
+        cam.edgetap.visible_threshold = threshold;
+      }
     }
   }
   if (const YAML::Node q = node["queries"]) read_queries(r, q, YamlReader::join(path, "queries"), cam.queries);

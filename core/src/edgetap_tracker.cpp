@@ -5,8 +5,11 @@
 
 namespace edgetap::engine {
 
-EdgeTapTracker::EdgeTapTracker(std::shared_ptr<const Network> network, float visible_threshold, int iters)
-    : network_(std::move(network)), session_(*network_, iters), visible_threshold_(visible_threshold) {}
+EdgeTapTracker::EdgeTapTracker(std::shared_ptr<const Network> network, std::optional<float> visible_threshold,
+                               int iters)
+    : network_(std::move(network)),
+      session_(*network_, iters),
+      visible_threshold_(visible_threshold.value_or(network_->config.visible_threshold)) {}
 
 void EdgeTapTracker::add_queries(std::span<const Query> queries) {
   std::vector<std::string> replaced;
@@ -61,7 +64,8 @@ Status EdgeTapTracker::push_frame(const ImageView& frame, std::vector<TrackPoint
     out.reserve(order_.size());
     for (const std::string& id : order_) {
       const TrackEstimate& e = session_.estimate(handles_.at(id));
-      out.push_back({id, e.x, e.y, e.visible >= visible_threshold_, e.confidence, false});
+      const bool visible = network_->config.visible_score(e.visible, e.confidence) >= visible_threshold_;
+      out.push_back({id, e.x, e.y, visible, e.confidence, false});
     }
     return Status::ok();
   } catch (const std::exception& e) {

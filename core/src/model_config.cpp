@@ -19,6 +19,27 @@ T field(const nlohmann::json& j, const std::string& path, const char* key) {
   }
 }
 
+// "visible_rule" and "vis_threshold" at the top level; absent in files before edgetap-v5's
+// calibration: the visibility probability against 0.5.
+void read_visible_rule(const nlohmann::json& j, const std::string& path, ModelConfig& c) {
+  if (j.contains("visible_rule")) {
+    const std::string rule = field<std::string>(j, path, "visible_rule");
+    if (rule == "vis") {
+      c.visible_rule = VisibleRule::visibility;
+    } else if (rule == "vis*conf") {
+      c.visible_rule = VisibleRule::visibility_times_confidence;
+    } else {
+      throw ModelError(path + ": visible_rule '" + rule + "' must be \"vis\" or \"vis*conf\"");
+    }
+  }
+  if (j.contains("vis_threshold")) {
+    c.visible_threshold = field<float>(j, path, "vis_threshold");
+    if (!(c.visible_threshold >= 0.f && c.visible_threshold <= 1.f)) {
+      throw ModelError(path + ": vis_threshold must be in [0, 1]");
+    }
+  }
+}
+
 }  // namespace
 
 ModelConfig load_model_config(const std::string& path) {
@@ -69,6 +90,7 @@ ModelConfig load_model_config(const std::string& path) {
       c.cross_after.push_back(b.get<int>());
     }
   }
+  read_visible_rule(j, path, c);
   if (std::vector<int>(c.strides.begin(), c.strides.end()) != std::vector<int>{4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32]");
   }

@@ -1,6 +1,7 @@
 #include "edgetap/pipeline/tracker_factory.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include "edgetap/engine/edgetap_tracker.hpp"
@@ -41,8 +42,10 @@ std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelC
       return nullptr;
     }
     try {
-      return std::make_unique<engine::EdgeTapTracker>(network, static_cast<float>(camera.edgetap.visible_threshold),
-                                                      camera.edgetap.iters);
+      const std::optional<double>& threshold = camera.edgetap.visible_threshold;
+      return std::make_unique<engine::EdgeTapTracker>(
+          network, threshold ? std::optional<float>(static_cast<float>(*threshold)) : std::nullopt,
+          camera.edgetap.iters);
     } catch (const std::invalid_argument& e) {
       error = "edgetap model " + path + ": " + e.what();
       return nullptr;

@@ -47,6 +47,7 @@ cameras:
     source: test:ball
     klt: {levels: 4}
     queries: {points: [{id: c, x: 5, y: 6}]}
+    edgetap: {visible_threshold: 0.4}
   - name: two
     source: file://clip.mp4
 )",
@@ -59,7 +60,9 @@ cameras:
   ASSERT_EQ(one.queries.points.size(), 1u);  // list replaced, not appended
   EXPECT_EQ(one.queries.points[0].id, "c");
   EXPECT_EQ(one.queries.policy, QueryPolicy::points);
+  EXPECT_EQ(one.edgetap.visible_threshold, 0.4);
   const CameraConfig& two = config.cameras[1];
+  EXPECT_FALSE(two.edgetap.visible_threshold.has_value());  // the model's own
   EXPECT_EQ(two.queries.points.size(), 2u);
   EXPECT_EQ(two.source.kind, SourceKind::file);
   EXPECT_EQ(two.source.location, "/base/clip.mp4");

@@ -187,3 +187,63 @@ TEST_F(EngineFixture, TrackerSeamKeepsIdsAndLocatesEarlyQueriesInTheFirstFrame) 
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].id, "b");
 }
+
+TEST_F(EngineFixture, VisibleRuleIsReadAndCheckedWithTheFile) {
+  EXPECT_EQ(network->config.visible_rule, engine::VisibleRule::visibility);  // absent: "vis" at 0.5
+  EXPECT_FLOAT_EQ(network->config.visible_threshold, 0.5f);
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["visible_rule"] = "vis*conf";
+  config["vis_threshold"] = 0.3;
+  std::ofstream(files.config_path) << config.dump();
+  const engine::ModelConfig c = engine::load_model_config(files.config_path);
+  EXPECT_EQ(c.visible_rule, engine::VisibleRule::visibility_times_confidence);
+  EXPECT_FLOAT_EQ(c.visible_threshold, 0.3f);
+  EXPECT_FLOAT_EQ(c.visible_score(0.8f, 0.5f), 0.4f);
+  config["visible_rule"] = "conf";
+  std::ofstream(files.config_path) << config.dump();
+  std::string error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": visible_rule 'conf' must be"), std::string::npos) << error;
+  config["visible_rule"] = "vis";
+  config["vis_threshold"] = 1.5;
+  std::ofstream(files.config_path) << config.dump();
+  error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": vis_threshold must be in [0, 1]"), std::string::npos) << error;
+}
+
+// The tracker publishes visible = the model's visible score >= its threshold (the
+// model's own unless the camera sets one), from the session's estimates.
+TEST_F(EngineFixture, TrackerAppliesTheModelsVisibleRule) {
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["visible_rule"] = "vis*conf";
+  config["vis_threshold"] = 0.3;
+  std::ofstream(files.config_path) << config.dump();
+  auto calibrated = std::make_shared<const engine::Network>(engine::load_network(files.weights_path, files.config_path));
+  engine::StreamingSession session(*calibrated);
+  engine::EdgeTapTracker own(calibrated), strict(calibrated, 0.9f);
+  const std::vector<engine::Point2> points = {{10.f, 12.f}, {40.f, 40.f}, {55.f, 8.f}, {30.f, 50.f}};
+  std::vector<Query> queries;
+  for (std::size_t i = 0; i < points.size(); ++i) queries.push_back({std::to_string(i), points[i].x, points[i].y});
+  own.add_queries(queries);
+  strict.add_queries(queries);
+  std::vector<TrackPoint> out_own, out_strict;
+  std::vector<int> handles;
+  int shown = 0, decided_by_confidence = 0;
+  for (int t = 0; t < 6; ++t) {
+    const auto f = test::crop_frame(texture, 3 * t, 2 * t, 64, 64, t);
+    ASSERT_TRUE(session.push_frame(f.view()).is_ok());
+    if (t == 0) handles = session.add_tracks(points);
+    ASSERT_TRUE(own.push_frame(f.view(), out_own).is_ok());
+    ASSERT_TRUE(strict.push_frame(f.view(), out_strict).is_ok());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const engine::TrackEstimate& e = session.estimate(handles[i]);
+      const float score = e.visible * e.confidence;
+      if (e.visible >= 0.3f && score < 0.3f) ++decided_by_confidence;
+      EXPECT_EQ(out_own[i].visible, score >= 0.3f) << "frame " << t << " point " << i;
+      EXPECT_EQ(out_strict[i].visible, score >= 0.9f) << "frame " << t << " point " << i;
+      EXPECT_FLOAT_EQ(out_own[i].x, e.x);
+      if (out_own[i].visible) ++shown;
+    }
+  }
+  EXPECT_GT(shown, 0);
+  EXPECT_GT(decided_by_confidence, 0);  // the rule, not the visibility alone, decided some points
+}

@@ -109,19 +109,42 @@ def generated_sequences(banks, spec, device, opt=None):
     return out
 
 
+VISIBLE_RULES = ("vis", "vis*conf")
+
+
+def visible_by_rule(vis, conf, rule, threshold):
+    """The published visibility: the rule's score (the visibility probability, or it times the
+    confidence, so that an unsure position counts as hidden) above the threshold."""
+    if rule not in VISIBLE_RULES:
+        raise ValueError(f"visible rule {rule!r}: one of {', '.join(VISIBLE_RULES)}")
+    return (vis if rule == "vis" else vis * conf) > threshold
+
+
+def rescore(seqs, per, rule, threshold):
+    """Per-sequence metrics of the predictions kept by evaluate(..., keep_preds=True) under a
+    visibility rule and threshold."""
+    out = []
+    for seq, m in zip(seqs, per):
+        xy, vis, conf = m["pred"]
+        r = score_sequence(seq, xy, visible_by_rule(vis, conf, rule, threshold))
+        r["name"] = seq["name"]
+        out.append(r)
+    return out
+
+
 def evaluate(model, seqs, device, vis_threshold=0.5, with_conf_variant=False, keep_preds=False, support=0):
     """Per-sequence metrics; visible = vis prob > threshold. The variant (second list) uses
     vis prob * conf prob > threshold. support: see run_tracker."""
     per, per_c = [], []
     for seq in seqs:
         xy, vis, conf = run_tracker(model, seq, device, support)
-        m = score_sequence(seq, xy, vis > vis_threshold)
+        m = score_sequence(seq, xy, visible_by_rule(vis, conf, "vis", vis_threshold))
         m["name"] = seq["name"]
         if keep_preds:
             m["pred"] = (xy, vis, conf)
         per.append(m)
         if with_conf_variant:
-            mc = score_sequence(seq, xy, vis * conf > vis_threshold)
+            mc = score_sequence(seq, xy, visible_by_rule(vis, conf, "vis*conf", vis_threshold))
             mc["name"] = seq["name"]
             per_c.append(mc)
     return (per, per_c) if with_conf_variant else per

@@ -3,6 +3,7 @@
 // named in its comment (see config/edgetap.yaml for the reference).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,8 @@ struct KltSettings {            // key: klt
 struct EdgeTapSettings {             // key: edgetap (the network tracker)
   std::string model;                 // model: the .safetensors file ("" = the bundled model);
                                      //   its configuration is the .json of the same name
-  double visible_threshold = 0.5;    // visible_threshold: visibility probability above which a point is visible
+  std::optional<double> visible_threshold;  // visible_threshold: the model's visible score at or above which a
+                                            //   point is visible (unset = the model's own, from its JSON)
   int iters = 0;                     // refinement iterations, 0 = the model's own (set by a ladder rung, not a key)
   bool operator==(const EdgeTapSettings&) const = default;
 };

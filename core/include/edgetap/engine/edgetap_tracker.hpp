@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,11 @@ namespace edgetap::engine {
 class EdgeTapTracker final : public Tracker {
  public:
   // `network` must outlive the tracker (several cameras may share one).
-  // `iters` as StreamingSession's (0 = the model's own).
-  explicit EdgeTapTracker(std::shared_ptr<const Network> network, float visible_threshold = 0.5f, int iters = 0);
+  // `iters` as StreamingSession's (0 = the model's own). A point is visible when the
+  // model's visible score (ModelConfig::visible_score) is >= `visible_threshold`,
+  // by default the model's own.
+  explicit EdgeTapTracker(std::shared_ptr<const Network> network,
+                          std::optional<float> visible_threshold = std::nullopt, int iters = 0);
 
   std::string_view name() const noexcept override { return "edgetap"; }
   void add_queries(std::span<const Query> queries) override;

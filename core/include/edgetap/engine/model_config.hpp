@@ -9,6 +9,13 @@
 
 namespace edgetap::engine {
 
+// What makes a point visible in the published output, stored with the weights
+// ("visible_rule", "vis_threshold" at the JSON's top level).
+enum class VisibleRule {
+  visibility,                   // "vis": the visibility probability
+  visibility_times_confidence,  // "vis*conf": visibility x confidence (an unsure position counts as hidden)
+};
+
 struct ModelConfig {
   std::string version;
   std::array<int, 5> enc_channels{};  // encoder widths at strides 2, 4, 8, 16, 32
@@ -29,6 +36,8 @@ struct ModelConfig {
   float pixel_std = 1.f;
   int size_multiple = 1;              // input sides must be multiples of this
   std::vector<int> cross_after;       // temporal blocks followed by a cross-track attention layer
+  VisibleRule visible_rule = VisibleRule::visibility;
+  float visible_threshold = 0.5f;     // a point is visible when its rule's score is >= this
 
   int levels() const noexcept { return static_cast<int>(strides.size()); }
   int window_cells() const noexcept { return (2 * radius + 1) * (2 * radius + 1); }
@@ -37,6 +46,10 @@ struct ModelConfig {
   int n_corr() const noexcept { return levels() * query_cells() * window_cells(); }
   int token_in() const noexcept { return corr_hidden + 2 + 4 * n_freq + 1; }
   int head_dim() const noexcept { return width / heads; }
+  // The score `visible_threshold` applies to.
+  float visible_score(float visibility, float confidence) const noexcept {
+    return visible_rule == VisibleRule::visibility ? visibility : visibility * confidence;
+  }
   // Index of the cross-track layer after temporal block `block`, or -1.
   int cross_layer(int block) const noexcept {
     const auto it = std::find(cross_after.begin(), cross_after.end(), block);
