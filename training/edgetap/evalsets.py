@@ -135,19 +135,16 @@ def rescore(seqs, per, rule, threshold):
 def evaluate(model, seqs, device, vis_threshold=0.5, with_conf_variant=False, keep_preds=False, support=0):
     """Per-sequence metrics; visible = vis prob > threshold. The variant (second list) uses
     vis prob * conf prob > threshold. support: see run_tracker."""
-    per, per_c = [], []
+    per = []
     for seq in seqs:
         xy, vis, conf = run_tracker(model, seq, device, support)
-        m = score_sequence(seq, xy, visible_by_rule(vis, conf, "vis", vis_threshold))
-        m["name"] = seq["name"]
-        if keep_preds:
-            m["pred"] = (xy, vis, conf)
-        per.append(m)
-        if with_conf_variant:
-            mc = score_sequence(seq, xy, visible_by_rule(vis, conf, "vis*conf", vis_threshold))
-            mc["name"] = seq["name"]
-            per_c.append(mc)
-    return (per, per_c) if with_conf_variant else per
+        per.append(dict(pred=(xy, vis, conf)))
+    scored = rescore(seqs, per, "vis", vis_threshold)
+    per_c = rescore(seqs, per, "vis*conf", vis_threshold) if with_conf_variant else None
+    if keep_preds:
+        for m, p in zip(scored, per):
+            m["pred"] = p["pred"]
+    return (scored, per_c) if with_conf_variant else scored
 
 
 def summarize(per):

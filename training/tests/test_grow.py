@@ -11,11 +11,14 @@ from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
 from edgetap.weights import randomize_weights_  # noqa: E402
 
 
+QUERY_FRAMES = torch.tensor([0, 0, 2, 3, 5])    # the tracks' query frames in _outputs' clip
+
+
 def _outputs(m, seed=0):
     g = torch.Generator().manual_seed(seed)
     B, T, N, S = 1, 6, 5, 64
     video = torch.rand(B, T, 3, S, S, generator=g) * 255
-    tq = torch.tensor([[0, 0, 2, 3, 5]])
+    tq = QUERY_FRAMES[None]
     pq = torch.rand(B, N, 2, generator=g) * (S - 1)
     p_init = pq[:, :, None, :] + torch.randn(B, N, T, 2, generator=g) * 2
     with torch.no_grad():
@@ -89,7 +92,7 @@ def test_grown_window_keeps_each_tracks_first_frames():
     new = EdgeTap(new_cfg).eval()
     new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
     assert new.tracker.rel_bias.shape == (old_cfg.heads, 7)
-    tq = torch.tensor([0, 0, 2, 3, 5])
+    tq = QUERY_FRAMES
     frame = torch.arange(6)
     first = (frame[None] >= tq[:, None]) & (frame[None] < tq[:, None] + 3)      # [N, T]
     later = frame[None] >= tq[:, None] + 3
