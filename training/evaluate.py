@@ -103,6 +103,9 @@ def main():
                     help="model input size: a side or WxH (multiples of 32); badja/pairs frames are resized "
                          "to it, the generated sets (gen, val) rendered at it")
     ap.add_argument("--eval-root", default=None, help="full-resolution sets (e.g. ../shared/data/eval) for --size != 256")
+    ap.add_argument("--resize-generated", type=synth.parse_clip_size, default=None,
+                    help="render gen and val at --size (the fixed sets at 256), then resize their frames to this "
+                         "model input (a side or WxH): the daemon's model_size above a camera's resolution")
     ap.add_argument("--support", type=int, default=0,
                     help="also track a SUPPORT x SUPPORT grid from frame 0, unscored (context for the cross-track layer)")
     ap.add_argument("--vis-threshold", type=float, default=None,
@@ -128,12 +131,14 @@ def main():
         threshold = args.vis_threshold
     model = model.to(dev).eval()
     results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, vis_threshold=threshold,
-                   support_grid=args.support,
+                   support_grid=args.support, resize_generated=args.resize_generated,
                    precision="fp16 autocast" if args.fp16 else "fp32",
                    generator_options={n: getattr(args, n) for n, _ in synth_options.OPTION_FLAGS}, sets={})
     for name in args.sets.split(","):
         t0 = time.time()
         seqs = load_set(name, args.data, dev, args.size, args.eval_root, gen_opt)
+        if args.resize_generated and name in ("gen", "val"):
+            seqs = [evalsets.resized_sequence(seq, args.resize_generated) for seq in seqs]
         with precision:
             per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True, keep_preds=True,
                                              support=args.support)

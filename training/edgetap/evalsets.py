@@ -60,6 +60,19 @@ def support_grid(side, w_in, h_in):
     return np.stack([gx.ravel(), gy.ravel()], -1)
 
 
+def resized_sequence(seq, size):
+    """The sequence with its frames resized (bilinear; antialiased when shrinking) to size, an int
+    side or a (W, H) pair. Queries, truth and scores stay in the sequence's own pixels: run_tracker
+    maps them to the frames' size and back."""
+    w, h = (size, size) if isinstance(size, int) else size
+    video = seq["video"]
+    out = torch.nn.functional.interpolate(video.float(), size=(h, w), mode="bilinear", align_corners=False,
+                                          antialias=w < video.shape[-1] or h < video.shape[-2])
+    if not video.is_floating_point():
+        out = out.round().clamp(0, 255)
+    return dict(seq, video=out.to(video.dtype))
+
+
 def run_tracker(model, seq, device, support=0):
     """Streams the model over one sequence (at its stored frame size); returns predictions in
     ORIGINAL pixels and vis/conf. support > 0 tracks a support x support grid queried at frame 0

@@ -71,3 +71,23 @@ def test_a_rounds_generator_flags_reach_the_generated_sets():
     flat = load_set("val", DATA, "cpu", size=64, gen_opt=opt)[0]
     assert plain["video"].shape == flat["video"].shape
     assert not np.array_equal(plain["video"].numpy(), flat["video"].numpy())
+
+
+def test_a_resized_sequence_keeps_its_pixels_and_maps_positions_through_the_scale():
+    """evaluate.py --resize-generated: frames resized, everything scored stays in the
+    sequence's pixels; a point x of the original lands on (x + 0.5) * s - 0.5 of the resized
+    frames (run_tracker's mapping), where a horizontal ramp keeps its value."""
+    seq = _sequence(W=96, H=64)
+    assert evalsets.resized_sequence(seq, (192, 96))["video"].dtype == torch.uint8
+    seq["video"] = (torch.arange(96, dtype=torch.float32) * 2).expand(6, 3, 64, 96)    # value 2x at x
+    big = evalsets.resized_sequence(seq, (192, 96))
+    assert tuple(big["video"].shape) == (6, 3, 96, 192)
+    assert (big["W"], big["H"]) == (96, 64) and big["q"] is seq["q"]
+    for x_big in (20, 21, 81, 160):
+        x = (x_big + 0.5) / 2 - 0.5                         # where the resized pixel sits in the original
+        assert float(big["video"][0, 0, 30, x_big]) == pytest.approx(2 * x, abs=1e-3)
+    seq["video"] = seq["video"].to(torch.uint8)
+    small = evalsets.resized_sequence(seq, 64)
+    assert tuple(small["video"].shape) == (6, 3, 64, 64)
+    xy, vis, _ = evalsets.run_tracker(random_model(TINY, seed=5), small, "cpu")
+    assert xy.shape == (5, 6, 2) and np.allclose(xy[:, 0][seq["tq"] == 0], seq["q"][seq["tq"] == 0], atol=1e-3)
