@@ -64,7 +64,7 @@ def resized_sequence(seq, size):
     """The sequence with its frames resized (bilinear; antialiased when shrinking) to size, an int
     side or a (W, H) pair. Queries, truth and scores stay in the sequence's own pixels: run_tracker
     maps them to the frames' size and back."""
-    w, h = (size, size) if isinstance(size, int) else size
+    w, h = synth.clip_size(size)
     video = seq["video"]
     out = torch.nn.functional.interpolate(video.float(), size=(h, w), mode="bilinear", align_corners=False,
                                           antialias=w < video.shape[-1] or h < video.shape[-2])
