@@ -121,7 +121,9 @@ TEST(EdgetapCamera, ARungWithMoreIterationsThanTheModelFailsItsCameraAtStart) {
 
 TEST(EdgetapCamera, OverBudgetCameraStepsDownTheLadderKeepingTrackIds) {
   // A budget no tracker meets: the governor walks the ladder down to klt, and
-  // every track alive before a switch is alive after it, under the same id.
+  // every track alive before a switch is alive after it, under the same id. The
+  // network's rungs are 256 and 192 px so that each takes several ms even on a fast
+  // machine (at 96 / 64 px they took under the 1 ms minimum budget on one).
   test::TempDir dir;
   const auto files = test::write_random_network(dir.path().string(), 3);
   const std::string yaml =
@@ -129,12 +131,12 @@ TEST(EdgetapCamera, OverBudgetCameraStepsDownTheLadderKeepingTrackIds) {
       "cameras:\n"
       "  - name: busy\n"
       "    source: 'test:pinwheel?width=160&height=120&fps=30&speed=1'\n"
-      "    model_size: [96, 96]\n"
+      "    model_size: [256, 256]\n"
       "    queries: {grid: [3, 3]}\n"
       "    tracker: edgetap\n"
       "    edgetap: {model: '" + files.weights_path + "'}\n"
       "    budget_ms: 1\n"
-      "    ladder: [{tracker: edgetap, size: [96, 96]}, {tracker: edgetap, size: [64, 64], iters: 1}, {tracker: klt}]\n"
+      "    ladder: [{tracker: edgetap, size: [256, 256]}, {tracker: edgetap, size: [192, 192], iters: 1}, {tracker: klt}]\n"
       "    governor: {window: 5, down_after: 3, min_dwell_s: 0}\n";
   daemon::Runtime runtime(config::load_string(yaml, "t.yaml", "/"));
   std::string error;
@@ -158,7 +160,7 @@ TEST(EdgetapCamera, OverBudgetCameraStepsDownTheLadderKeepingTrackIds) {
     if (rungs.empty() || rung != rungs.back()) rungs.push_back(rung);
     alive_before = alive;
   }
-  EXPECT_EQ(rungs, (std::vector<std::string>{"edgetap-fp32-96x96", "edgetap-fp32-64x64-i1", "klt"}));
+  EXPECT_EQ(rungs, (std::vector<std::string>{"edgetap-fp32-256x256", "edgetap-fp32-192x192-i1", "klt"}));
   EXPECT_EQ(runtime.stats()[0].rung, "klt");
   EXPECT_EQ(runtime.stats()[0].rung_changes, 2u);
 }
