@@ -3,7 +3,7 @@
 (edgetap/grow.py says how), for a new round that keeps the earlier rounds' training.
 
   python3 training/grow_checkpoint.py --from training/checkpoints/edgetap-small.pt \
-      --to training/checkpoints/edgetap-small.pt.new [--query-patch 3] [--blocks 4] [--cross-after 1,2] [--window 16]
+      --to training/checkpoints/edgetap-small.pt.new [--query-patch 3] [--blocks 4] [--cross-after 1,2] [--window 16] [--fine-level]
 
 The new checkpoint keeps step, trained seconds, clip count and log; it has no optimizer state
 (shapes changed), so resume it with a fresh schedule: train.py --ckpt NEW --new-schedule S.
@@ -30,6 +30,8 @@ def main():
                     help="comma-separated temporal blocks to follow with a cross-track attention layer")
     ap.add_argument("--window", type=int, default=None,
                     help="a longer causal window (frames); keeps the function on each track's first W frames")
+    ap.add_argument("--fine-level", action="store_true",
+                    help="add a stride-2 pyramid level (strides 2, 4, 8, 16, 32)")
     args = ap.parse_args()
     if os.path.abspath(args.src) == os.path.abspath(args.dst):
         sys.exit("grow_checkpoint.py: --to must differ from --from (the source stays as it is)")
@@ -42,6 +44,8 @@ def main():
         d["blocks"] = args.blocks
     if args.window is not None:
         d["window"] = args.window
+    if args.fine_level:
+        d["strides"] = [2] + [s for s in d["strides"] if s != 2]
     if args.cross_after is not None:
         d["cross_after"] = [int(b) for b in args.cross_after.split(",") if b.strip()]
     new = EdgeTapConfig.from_dict(d)
@@ -54,6 +58,7 @@ def main():
     torch.save(out, args.dst)
     print(f"{args.dst}: query_patch {old.query_patch} -> {new.query_patch}, blocks {old.blocks} -> {new.blocks}, "
           f"cross_after {list(old.cross_after)} -> {list(new.cross_after)}, window {old.window} -> {new.window}, "
+          f"strides {list(old.strides)} -> {list(new.strides)}, "
           f"step {out.get('step', 0)}")
 
 

@@ -12,11 +12,13 @@ def encoder_flops(cfg, H, W):
         (3, 3, c2, 2), (3, c2, c4, 4), (3, c4, c4, 4), (3, c4, c8, 8), (3, c8, c8, 8),
         (3, c8, c16, 16), (3, c16, c16, 16), (3, c16, c16, 16), (3, c16, c32, 32),
         (1, c4, D, 4), (1, c8, D, 8), (1, c16, D, 16), (1, c32, D, 32)]
+    if 2 in cfg.strides:                                      # the stride-2 side branch and lateral
+        convs += [(3, c2, c2, 2), (1, c2, D, 2)]
     f = 0
     for k, ci, co, s in convs:
         px = (H // s) * (W // s)
         f += 2 * k * k * ci * co * px + 2 * co * px           # MACs + bias + ReLU/residual
-    for s in (4, 8, 16):                                      # upsample2 + top-down sum
+    for s in [s for s in cfg.strides if s != 32]:             # upsample2 + top-down sum
         f += 3 * D * (H // s) * (W // s)
     return f
 

@@ -10,6 +10,9 @@ round keeps what earlier rounds learned instead of starting from scratch.
 * cross_after (a, ...) -> (a, ..., i, ...): cross-track layers appended after temporal blocks i
   (e.g. after a block grown in the same step), with zero output projections, likewise the
   identity until trained.
+* strides (4, 8, 16, 32) -> (2, 4, 8, 16, 32): the encoder gains its stride-2 side branch (off
+  the backbone's path, fresh weights) and corr1 gains that level's inputs, first in the
+  fine-to-coarse order, starting at zero; the old levels' columns move behind them.
 * window W -> W' > W: the attention bias by frame distance gains the distances W..W'-1, each
   starting at the bias of distance W-1 (the oldest frame the old window held); the anchor's bias
   stays. This growth keeps the function only for a track's first W frames: after them the
@@ -24,15 +27,18 @@ from .model import EdgeTap, EdgeTapConfig
 
 
 def corr_column_map(old, new):
-    """Index into the new corr1 input for every old input: level l, window position j of the
-    old single descriptor -> level l, centre descriptor, position j (query index outer)."""
+    """Index into the new corr1 input for every old input (level outer, then descriptor, then
+    window position j): old level l -> the new level of the same stride; descriptor i -> i, or
+    the centre descriptor when the query patch grew from 1."""
     k2 = (2 * old.radius + 1) ** 2
-    p_new = new.query_patch ** 2
-    centre = p_new // 2
+    p_old, p_new = old.query_patch ** 2, new.query_patch ** 2
     cols = []
-    for lvl in range(len(old.strides)):
-        for j in range(k2):
-            cols.append(lvl * p_new * k2 + centre * k2 + j)
+    for s in old.strides:
+        lvl = list(new.strides).index(s)
+        for i in range(p_old):
+            desc = i if p_old == p_new else p_new // 2
+            for j in range(k2):
+                cols.append((lvl * p_new + desc) * k2 + j)
     return torch.tensor(cols)
 
 
@@ -44,12 +50,15 @@ def rel_bias_for_window(rel_bias, old_window, new_window):
 
 
 def check_growable(old, new):
-    growable = ("version", "query_patch", "blocks", "cross_after", "window")
+    growable = ("version", "query_patch", "blocks", "cross_after", "window", "strides")
     same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in growable]
     diff = [f for f in same if getattr(old, f) != getattr(new, f)]
     if diff:
-        raise ValueError(f"grow: only query_patch, blocks, cross_after and window can change; also changed: "
+        raise ValueError(f"grow: only query_patch, blocks, cross_after, window and strides can change; also changed: "
                          f"{', '.join(diff)}")
+    if tuple(new.strides) != tuple(old.strides) and (tuple(old.strides), tuple(new.strides)) != ((4, 8, 16, 32), (2, 4, 8, 16, 32)):
+        raise ValueError(f"grow: strides {list(old.strides)} -> {list(new.strides)}: only a stride-2 level "
+                         "can be added to [4, 8, 16, 32]")
     if new.window < old.window:
         raise ValueError(f"grow: window {old.window} -> {new.window}: the window can only grow")
     if tuple(new.cross_after[:len(old.cross_after)]) != tuple(old.cross_after):
@@ -74,7 +83,7 @@ def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
         torch.manual_seed(seed)
         sd = EdgeTap(new_cfg).state_dict()
     for k, v in old_sd.items():
-        if k == "tracker.corr1.weight" and new_cfg.query_patch != old_cfg.query_patch:
+        if k == "tracker.corr1.weight" and new_cfg.n_corr != old_cfg.n_corr:
             w = torch.zeros_like(sd[k])
             w[:, corr_column_map(old_cfg, new_cfg)] = v
             sd[k] = w
@@ -95,7 +104,7 @@ def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
 
 
 def new_parameter_names(old_cfg, new_cfg):
-    """Names of the parameters a growth adds (new blocks, new cross-track layers); the others,
-    corr1 included when the query patch grew, carry trained weights."""
+    """Names of the parameters a growth adds (new blocks, new cross-track layers, the stride-2
+    branch); the others, corr1 included when its inputs grew, carry trained weights."""
     old = {n for n, _ in EdgeTap(old_cfg).named_parameters()}
     return {n for n, _ in EdgeTap(new_cfg).named_parameters()} - old

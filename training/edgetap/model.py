@@ -26,7 +26,7 @@ class EdgeTapConfig:
     # encoder widths at strides 2, 4, 8, 16, 32
     enc_channels: tuple = (32, 48, 96, 128, 128)
     feat_dim: int = 64            # D: channels of every pyramid level
-    strides: tuple = (4, 8, 16, 32)
+    strides: tuple = (4, 8, 16, 32)  # or (2, 4, 8, 16, 32): a stride-2 level from the stem, for finer matches
     radius: int = 3               # correlation window (2r+1)^2 per level
     query_patch: int = 1          # query neighbourhood, side in level cells: 1 = one descriptor per
                                   # level; 3 = 3x3 descriptors, each against the whole window (local 4D)
@@ -120,7 +120,10 @@ class ConvBN(nn.Module):
 
 
 class Encoder(nn.Module):
-    """Strides 2-4-8-16-32; residual 3x3 blocks; top-down sums into D-channel levels 4/8/16/32."""
+    """Strides 2-4-8-16-32; residual 3x3 blocks; top-down sums into D-channel levels 4/8/16/32.
+    With stride 2 among the levels (`strides` starting at 2), the stem's output also feeds a side
+    branch, relu(x + fine2(x)), whose 1x1 lateral plus the upsampled stride-4 level is the stride-2
+    level; the branch is off the backbone's path, so the coarser levels do not depend on it."""
 
     def __init__(self, cfg):
         super().__init__()
@@ -139,10 +142,17 @@ class Encoder(nn.Module):
         self.lat8 = nn.Conv2d(c8, D, 1)
         self.lat16 = nn.Conv2d(c16, D, 1)
         self.lat32 = nn.Conv2d(c32, D, 1)
+        self.fine = tuple(cfg.strides) == (2, 4, 8, 16, 32)
+        if not self.fine and tuple(cfg.strides) != (4, 8, 16, 32):
+            raise ValueError(f"strides {list(cfg.strides)}: the encoder makes [4, 8, 16, 32] or [2, 4, 8, 16, 32]")
+        if self.fine:
+            self.fine2 = ConvBN(c2, c2)
+            self.lat2 = nn.Conv2d(c2, D, 1)
         self.cfg = cfg
 
     def forward(self, img):
-        """img [B, 3, H, W] RGB in [0, 255] (float) -> [f4, f8, f16, f32], each [B, D, H/s, W/s]."""
+        """img [B, 3, H, W] RGB in [0, 255] (float) -> [f4, f8, f16, f32] (f2 first with the stride-2
+        level), each [B, D, H/s, W/s]."""
         cfg = self.cfg
         x = (img * (1.0 / 255.0) - cfg.pixel_mean) * (1.0 / cfg.pixel_std)
         x = F.relu(self.stem(x))
@@ -158,7 +168,10 @@ class Encoder(nn.Module):
         f16 = self.lat16(c16) + upsample2(f32)
         f8 = self.lat8(c8) + upsample2(f16)
         f4 = self.lat4(c4) + upsample2(f8)
-        return [f4, f8, f16, f32]
+        if not self.fine:
+            return [f4, f8, f16, f32]
+        f2 = self.lat2(F.relu(x + self.fine2(x))) + upsample2(f4)
+        return [f2, f4, f8, f16, f32]
 
 
 # ----------------------------------------------------------------------------------------------

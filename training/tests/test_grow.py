@@ -107,3 +107,31 @@ def test_window_cannot_shrink():
     new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), window=3))
     with pytest.raises(ValueError, match="window"):
         grow_state_dict(EdgeTap(old_cfg).state_dict(), old_cfg, new_cfg)
+
+
+def test_grown_fine_level_computes_the_same_and_is_live():
+    """v5's shape (3x3 query patch, a cross-track layer) grown by the stride-2 level: the same
+    function; once its correlation inputs are non-zero, the stride-2 branch changes the output."""
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=3, cross_after=(1,))
+    old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(6), 0.2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), strides=[2, 4, 8, 16, 32]))
+    new = EdgeTap(new_cfg).eval()
+    new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
+    assert new.tracker.corr1.weight.shape[1] == old.tracker.corr1.weight.shape[1] * 5 // 4
+    for a, b in zip(_outputs(old), _outputs(new)):
+        assert (a - b).abs().max().item() < 1e-4
+    first_level = new_cfg.n_corr // 5
+    with torch.no_grad():
+        new.tracker.corr1.weight[:, :first_level].normal_(0, 0.05, generator=torch.Generator().manual_seed(7))
+    with_fine = _outputs(new)[0]
+    assert (_outputs(old)[0] - with_fine).abs().max().item() > 1e-3
+    with torch.no_grad():
+        new.encoder.lat2.weight.mul_(2.0)
+    assert (with_fine - _outputs(new)[0]).abs().max().item() > 1e-4
+
+
+def test_only_a_stride_2_level_can_be_added():
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), strides=[8, 16, 32]))
+    with pytest.raises(ValueError, match="strides"):
+        grow_state_dict(EdgeTap(old_cfg).state_dict(), old_cfg, new_cfg)

@@ -16,8 +16,9 @@ from edgetap.model import CrossTrack, EdgeTap, EdgeTapConfig, upsample2  # noqa:
 from edgetap.weights import randomize_weights_  # noqa: E402
 
 
-def _small_model(seed=0, query_patch=1, cross_after=()):
-    cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=query_patch, cross_after=cross_after)
+def _small_model(seed=0, query_patch=1, cross_after=(), strides=(4, 8, 16, 32)):
+    cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=query_patch, cross_after=cross_after,
+                        strides=strides)
     m = EdgeTap(cfg).eval()
     randomize_weights_(m, torch.Generator().manual_seed(seed), 0.2)
     return m
@@ -26,10 +27,12 @@ def _small_model(seed=0, query_patch=1, cross_after=()):
 import pytest  # noqa: E402
 
 
-@pytest.mark.parametrize("query_patch,cross_after", [(1, ()), (3, ()), (3, (0, 1))])
-def test_streaming_equals_parallel(query_patch, cross_after):
+@pytest.mark.parametrize("query_patch,cross_after,strides", [(1, (), (4, 8, 16, 32)), (3, (), (4, 8, 16, 32)),
+                                                            (3, (0, 1), (4, 8, 16, 32)),
+                                                            (3, (1,), (2, 4, 8, 16, 32))])
+def test_streaming_equals_parallel(query_patch, cross_after, strides):
     torch.manual_seed(0)
-    m = _small_model(query_patch=query_patch, cross_after=cross_after)
+    m = _small_model(query_patch=query_patch, cross_after=cross_after, strides=strides)
     B, T, N, S = 2, 7, 5, 64
     video = torch.rand(B, T, 3, S, S) * 255
     tq = torch.tensor([[0, 0, 2, 4, 6], [1, 0, 3, 0, 5]])
