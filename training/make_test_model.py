@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes tiny random-weight EdgeTAP networks and their golden vectors for the C++ engine's parity
 tests of configurations the shipped model does not use (a 3x3 query neighbourhood, other widths,
-window and iteration counts; and cross-track layers after both blocks). Random weights of fixed
-seeds; no training.
+window and iteration counts; cross-track layers after both blocks; a stride-2 level). Random
+weights of fixed seeds; no training.
 
-  python3 training/make_test_model.py      (writes tests/data/golden/edgetap-tiny-qp3.* and
-                                            tests/data/golden/edgetap-tiny-cross.*)
+  python3 training/make_test_model.py      (writes tests/data/golden/edgetap-tiny-qp3.*,
+                                            edgetap-tiny-cross.* and edgetap-tiny-fine.*)
 """
 import os
 import sys
@@ -22,6 +22,8 @@ TINY = EdgeTapConfig(version="edgetap-tiny-qp3 (random weights, seed 5)", enc_ch
                      iters=2, window=3, n_freq=2, corr_hidden=32)
 TINY_CROSS = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-cross (random weights, seed 6)",
                                   cross_after=(0, 1)))
+TINY_FINE = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-fine (random weights, seed 7)",
+                                 strides=(2, 4, 8, 16, 32), cross_after=(1,)))
 
 
 def random_model(cfg, seed):
@@ -39,6 +41,7 @@ def main():
     note = {"note": "random weights for parity tests; not trained"}
     export_model(random_model(TINY, seed=5), out, out, "edgetap-tiny-qp3", training=note)
     export_model(random_model(TINY_CROSS, seed=6), out, out, "edgetap-tiny-cross", training=note)
+    export_model(random_model(TINY_FINE, seed=7), out, out, "edgetap-tiny-fine", training=note)
 
 
 if __name__ == "__main__":

@@ -46,18 +46,28 @@ void CpuEncoder::encode(const ImageView& frame, Pyramid& out) {
   conv(w.down32, c16_, H16, W16, c32_);
   k::relu_inplace(c32_.data(), c32_.size());
 
-  // Top-down: f32 = lat32(c32); f16 = lat16(c16) + up(f32); ...
+  // The stride-2 side branch, off the backbone's path: relu(x2 + fine2(x2)).
+  const bool fine = config_.fine_level();
+  if (fine) {
+    c2_ = x2_;
+    residual(w.fine2, c2_, H / 2, W / 2);
+  }
+
+  // Top-down: f32 = lat32(c32); f16 = lat16(c16) + up(f32); ... down to f4 (f2 with the fine level).
   const int D = config_.feat_dim;
-  const std::array<const Conv*, 4> lat = {&w.lat4, &w.lat8, &w.lat16, &w.lat32};
-  const std::array<const std::vector<float>*, 4> src = {&c4_, &c8_, &c16_, &c32_};
-  const std::array<int, 4> hs = {H4, H8, H16, H32}, ws = {W4, W8, W16, W32};
-  for (int l = 3; l >= 0; --l) {
+  const std::array<const Conv*, 5> lat = {&w.lat2, &w.lat4, &w.lat8, &w.lat16, &w.lat32};
+  const std::array<const std::vector<float>*, 5> src = {&c2_, &c4_, &c8_, &c16_, &c32_};
+  const std::array<int, 5> hs = {H / 2, H4, H8, H16, H32}, ws = {W / 2, W4, W8, W16, W32};
+  const int first = fine ? 0 : 1;  // index into the five strides 2..32 of the finest level made
+  out.levels.resize(5 - first);
+  for (int i = 4; i >= first; --i) {
+    const int l = i - first;
     FeatureMap& f = out.levels[l];
-    f.height = hs[l];
-    f.width = ws[l];
+    f.height = hs[i];
+    f.width = ws[i];
     f.channels = D;
-    conv(*lat[l], *src[l], hs[l], ws[l], f.data);
-    if (l < 3) k::add_upsample2_hwc(out.levels[l + 1].data.data(), hs[l + 1], ws[l + 1], D, f.data.data());
+    conv(*lat[i], *src[i], hs[i], ws[i], f.data);
+    if (i < 4) k::add_upsample2_hwc(out.levels[l + 1].data.data(), hs[i + 1], ws[i + 1], D, f.data.data());
   }
 }
 

@@ -52,11 +52,9 @@ ModelConfig load_model_config(const std::string& path) {
   ModelConfig c;
   c.version = m.value("version", j.value("version", std::string("unknown")));
   const auto enc = field<std::vector<int>>(m, path, "enc_channels");
-  const auto strides = field<std::vector<int>>(m, path, "strides");
+  c.strides = field<std::vector<int>>(m, path, "strides");
   if (enc.size() != c.enc_channels.size()) throw ModelError(path + ": enc_channels needs 5 widths");
-  if (strides.size() != c.strides.size()) throw ModelError(path + ": strides needs 4 values");
   std::copy(enc.begin(), enc.end(), c.enc_channels.begin());
-  std::copy(strides.begin(), strides.end(), c.strides.begin());
   c.feat_dim = field<int>(m, path, "feat_dim");
   c.radius = field<int>(m, path, "radius");
   c.width = field<int>(m, path, "width");
@@ -91,8 +89,8 @@ ModelConfig load_model_config(const std::string& path) {
     }
   }
   read_visible_rule(j, path, c);
-  if (std::vector<int>(c.strides.begin(), c.strides.end()) != std::vector<int>{4, 8, 16, 32}) {
-    throw ModelError(path + ": this engine implements strides [4, 8, 16, 32]");
+  if (c.strides != std::vector<int>{4, 8, 16, 32} && c.strides != std::vector<int>{2, 4, 8, 16, 32}) {
+    throw ModelError(path + ": this engine implements strides [4, 8, 16, 32] and [2, 4, 8, 16, 32]");
   }
   if (c.window <= 0 || c.iters <= 0 || c.blocks <= 0 || c.feat_dim <= 0 || c.pixel_std == 0.f) {
     throw ModelError(path + ": window, iters, blocks, feat_dim must be positive and pixel_std non-zero");

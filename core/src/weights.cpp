@@ -70,7 +70,7 @@ class Reader {
 std::size_t Weights::parameter_count() const {
   std::size_t n = h0.size() + rel_bias.size() + ln_out.gamma.size() + ln_out.beta.size();
   for (const Conv* c : {&stem, &down4, &res4, &down8, &res8, &down16, &res16a, &res16b, &down32, &lat4, &lat8,
-                        &lat16, &lat32}) {
+                        &lat16, &lat32, &fine2, &lat2}) {
     n += c->weight.size() + c->bias.size();
   }
   for (const Linear* l : {&corr1, &corr2, &inp, &head}) n += l->weight.size() + l->bias.size();
@@ -103,6 +103,10 @@ Weights load_weights(const std::string& path, const ModelConfig& c) {
   m.lat8 = r.conv("encoder.lat8", c8, D, 1, 1, false);
   m.lat16 = r.conv("encoder.lat16", c16, D, 1, 1, false);
   m.lat32 = r.conv("encoder.lat32", c32, D, 1, 1, false);
+  if (c.fine_level()) {
+    m.fine2 = r.conv("encoder.fine2", c2, c2, 3, 1, true);
+    m.lat2 = r.conv("encoder.lat2", c2, D, 1, 1, false);
+  }
   m.corr1 = r.linear("tracker.corr1", c.n_corr(), c.corr_hidden);
   m.corr2 = r.linear("tracker.corr2", c.corr_hidden, c.corr_hidden);
   m.inp = r.linear("tracker.inp", c.token_in(), w);

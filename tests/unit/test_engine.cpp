@@ -97,6 +97,22 @@ TEST_F(EngineFixture, QueryNeighbourhoodSizesTheCorrelation) {
             std::string::npos);
 }
 
+TEST_F(EngineFixture, StridesAreCheckedAndAStride2LevelNeedsItsWeights) {
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["strides"] = {8, 16, 32};
+  std::ofstream(files.config_path) << config.dump();
+  const std::string error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": this engine implements strides [4, 8, 16, 32] and [2, 4, 8, 16, 32]"),
+            std::string::npos)
+      << error;
+  config["strides"] = {2, 4, 8, 16, 32};
+  std::ofstream(files.config_path) << config.dump();
+  EXPECT_EQ(engine::load_model_config(files.config_path).n_corr(), 5 * 25);
+  // The weights have no stride-2 branch: the first missing tensor is named.
+  const std::string missing = error_of([&] { engine::load_network(files.weights_path, files.config_path); });
+  EXPECT_NE(missing.find("encoder.fine2"), std::string::npos) << missing;
+}
+
 TEST_F(EngineFixture, CrossTrackLayersAreCheckedAgainstBlocksAndWeights) {
   nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
   config["cross_after"] = nlohmann::json::array();

@@ -4,7 +4,7 @@
 // the outputs of every frame. Two networks: the shipped, trained model, and a
 // tiny random-weight one (training/make_test_model.py) with a 3x3 query
 // neighbourhood and other sizes, so configurations the shipped model does not
-// use are checked too.
+// use are checked too (cross-track layers after both blocks; a stride-2 level).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -132,13 +132,18 @@ TEST_P(Golden, OfflineClipApiGivesTheReferenceOutputs) {
   EXPECT_THROW(engine::track_clip(network, views, {{T, 1.f, 1.f}}), std::invalid_argument);
 }
 
+std::string network_name(const ::testing::TestParamInfo<GoldenCase>& param) {
+  const char* const names[] = {"Shipped", "TinyQueryPatch3", "TinyCrossTrack", "TinyStride2Level"};
+  return names[param.index];
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Networks, Golden,
     ::testing::Values(GoldenCase{"/models/edgetap-small", "/tests/data/golden/edgetap-small-golden.safetensors"},
                       GoldenCase{"/tests/data/golden/edgetap-tiny-qp3",
                                  "/tests/data/golden/edgetap-tiny-qp3-golden.safetensors"},
                       GoldenCase{"/tests/data/golden/edgetap-tiny-cross",
-                                 "/tests/data/golden/edgetap-tiny-cross-golden.safetensors"}),
-    [](const ::testing::TestParamInfo<GoldenCase>& param) {
-      return std::string(param.index == 0 ? "Shipped" : param.index == 1 ? "TinyQueryPatch3" : "TinyCrossTrack");
-    });
+                                 "/tests/data/golden/edgetap-tiny-cross-golden.safetensors"},
+                      GoldenCase{"/tests/data/golden/edgetap-tiny-fine",
+                                 "/tests/data/golden/edgetap-tiny-fine-golden.safetensors"}),
+    network_name);

@@ -1,5 +1,5 @@
 // The CNN encoder on the CPU: an RGB frame to a feature pyramid at strides
-// 4, 8, 16 and 32, D channels each, HWC. Buffers are kept between frames so
+// 4, 8, 16 and 32 (and 2 where the model has that level), D channels each, HWC. Buffers are kept between frames so
 // the steady state does not allocate.
 #pragma once
 
@@ -17,7 +17,7 @@ struct FeatureMap {
 };
 
 struct Pyramid {
-  std::array<FeatureMap, 4> levels;  // strides 4, 8, 16, 32
+  std::vector<FeatureMap> levels;  // fine to coarse, as ModelConfig::strides
 };
 
 class CpuEncoder {
@@ -32,7 +32,7 @@ class CpuEncoder {
 
   const ModelConfig& config_;
   const Weights& weights_;
-  std::vector<float> input_, x2_, c4_, c8_, c16_, c32_, tmp_, scratch_;
+  std::vector<float> input_, x2_, c2_, c4_, c8_, c16_, c32_, tmp_, scratch_;
 };
 
 }  // namespace edgetap::engine

@@ -20,7 +20,7 @@ struct ModelConfig {
   std::string version;
   std::array<int, 5> enc_channels{};  // encoder widths at strides 2, 4, 8, 16, 32
   int feat_dim = 0;                   // D: channels of every pyramid level
-  std::array<int, 4> strides{};       // pyramid strides (4, 8, 16, 32)
+  std::vector<int> strides;           // pyramid strides, fine to coarse: 4, 8, 16, 32, or 2 first too
   int radius = 0;                     // correlation window (2r+1)^2 per level
   int query_patch = 1;                // query descriptors per level: a query_patch^2 neighbourhood
   int width = 0;                      // transformer width
@@ -40,6 +40,8 @@ struct ModelConfig {
   float visible_threshold = 0.5f;     // a point is visible when its rule's score is >= this
 
   int levels() const noexcept { return static_cast<int>(strides.size()); }
+  // A stride-2 level, from the encoder's side branch off its stem.
+  bool fine_level() const noexcept { return !strides.empty() && strides.front() == 2; }
   int window_cells() const noexcept { return (2 * radius + 1) * (2 * radius + 1); }
   int query_cells() const noexcept { return query_patch * query_patch; }
   // Correlation values per track: every query descriptor against every window cell, per level.

@@ -40,6 +40,7 @@ struct Weights {
   // Encoder, in forward order.
   Conv stem, down4, res4, down8, res8, down16, res16a, res16b, down32;
   Conv lat4, lat8, lat16, lat32;
+  Conv fine2, lat2;  // the stride-2 level's side branch; empty without that level
   // Tracker.
   Linear corr1, corr2, inp, head;
   std::vector<float> h0;        // [width]
