@@ -94,6 +94,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-small.safetensors"))
     ap.add_argument("--ckpt", default=None, help="use a training checkpoint instead of --weights")
+    ap.add_argument("--ema", action="store_true", help="with --ckpt: its averaged weights (train.py --ema)")
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
     ap.add_argument("--sets", default="gen,badja,pairs,val")
     ap.add_argument("--klt", action="store_true")
@@ -120,8 +121,13 @@ def main():
     if args.fp16 and dev.type != "cuda":
         raise SystemExit("evaluate: --fp16 needs a CUDA GPU")
     precision = torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16)
+    if args.ema and not args.ckpt:
+        raise SystemExit("evaluate: --ema needs --ckpt (exported weights hold one set)")
     if args.ckpt:
-        model, _ = load_checkpoint_model(args.ckpt)
+        try:
+            model, _ = load_checkpoint_model(args.ckpt, ema=args.ema)
+        except ValueError as e:
+            raise SystemExit(f"evaluate: {e}")
         rule, threshold = "vis*conf", 0.5
     else:
         model = load_exported_model(args.weights, os.path.splitext(args.weights)[0] + ".json")
@@ -130,7 +136,8 @@ def main():
     if args.vis_threshold is not None:
         threshold = args.vis_threshold
     model = model.to(dev).eval()
-    results = dict(device=str(dev), torch=torch.__version__, visible_rule=rule, vis_threshold=threshold,
+    weights = f"{args.ckpt} ({'averaged' if args.ema else 'trained'} weights)" if args.ckpt else args.weights
+    results = dict(weights=weights, device=str(dev), torch=torch.__version__, visible_rule=rule, vis_threshold=threshold,
                    support_grid=args.support, resize_generated=args.resize_generated,
                    precision="fp16 autocast" if args.fp16 else "fp32",
                    generator_options={n: getattr(args, n) for n, _ in synth_options.OPTION_FLAGS}, sets={})

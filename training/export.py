@@ -176,15 +176,21 @@ def main():
                     help="a point is published visible when its rule's score reaches this (the C++ engine "
                          "applies rule and threshold; a camera's edgetap.visible_threshold overrides it)")
     ap.add_argument("--version", default=None, help="weights version to record (default: the checkpoint's)")
+    ap.add_argument("--ema", action="store_true", help="export the checkpoint's averaged weights (train.py --ema)")
     args = ap.parse_args()
     torch.set_num_threads(2)
-    model, ck = load_checkpoint_model(args.ckpt, fold=True)
+    try:
+        model, ck = load_checkpoint_model(args.ckpt, fold=True, ema=args.ema)
+    except ValueError as e:
+        sys.exit(f"export.py: {e}")
     if args.version:
         model.cfg.version = args.version
     finals = [r for r in ck.get("log", []) if r.get("final")]
     training = {"steps": ck.get("step"), "train_seconds": round(ck.get("seconds", 0), 1),
                 "clips_seen": ck.get("clips"), "gpus": "2x NVIDIA H200 (data parallel)",
                 "final_val": finals[-1] if finals else None}
+    if args.ema:
+        training["weights"] = f"moving average of the trained weights, decay {ck.get('ema_decay')}"
     if not 0.0 <= args.vis_threshold <= 1.0:
         sys.exit(f"export.py: --vis-threshold {args.vis_threshold}: must be in [0, 1]")
     export_model(model, args.models, args.golden, args.name, args.visible_rule, training, args.vis_threshold)

@@ -53,7 +53,8 @@ def main():
         sd = grow_state_dict(ck["model"], old, new)
     except ValueError as e:
         sys.exit(f"grow_checkpoint.py: {args.src}: {e}")
-    out = {k: v for k, v in ck.items() if k not in ("model", "opt", "config")}
+    # the optimizer state and a weight average have the old shapes: a grown network starts both anew
+    out = {k: v for k, v in ck.items() if k not in ("model", "opt", "config", "ema", "ema_decay")}
     out.update(model=sd, config=new.to_dict(), grown_from=dict(config=old.to_dict(), step=ck.get("step", 0)))
     torch.save(out, args.dst)
     print(f"{args.dst}: query_patch {old.query_patch} -> {new.query_patch}, blocks {old.blocks} -> {new.blocks}, "

@@ -22,6 +22,7 @@ import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, fused_reads, photobanks, synth, synth_options  # noqa: E402
+from edgetap.ema import WeightAverage  # noqa: E402
 from edgetap.grow import new_parameter_names  # noqa: E402
 from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
@@ -52,6 +53,9 @@ def parse():
                          "fraction of the schedule's (the new ones take the schedule's); every chunk alike")
     ap.add_argument("--self-init", type=float, default=0.5,
                     help="fraction of tracks entering each frame with the model's own streamed estimate")
+    ap.add_argument("--ema", type=float, default=0.0,
+                    help="keep an exponential moving average of the weights with this decay (e.g. 0.999), "
+                         "validate it beside the trained weights and save it in the checkpoint (0: off)")
     ap.add_argument("--val-every", type=float, default=150, help="seconds")
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke tests)")
@@ -189,7 +193,7 @@ def optimizer_step(model, opt):
     return gn
 
 
-def save_ckpt(path, model, opt, state):
+def save_ckpt(path, model, opt, state, ema=None):
     sd = {k: v.detach().float().cpu() for k, v in model.state_dict().items()}
     osd = dict(opt.state_dict())   # per-param dicts are the optimizer's own: copy, never mutate
 
@@ -199,7 +203,8 @@ def save_ckpt(path, model, opt, state):
         return v.detach().to(torch.bfloat16).cpu() if k in ("exp_avg", "exp_avg_sq") else v.detach().cpu().clone()
     osd["state"] = {i: {k: pack(k, v) for k, v in s.items()} for i, s in osd["state"].items()}
     tmp = path + ".tmp"
-    torch.save(dict(model=sd, opt=osd, **state), tmp)
+    extra = dict(ema=ema.state_dict(), ema_decay=ema.decay) if ema is not None else {}
+    torch.save(dict(model=sd, opt=osd, **state, **extra), tmp)
     os.replace(tmp, path)
 
 
@@ -264,6 +269,12 @@ def main():
         for g, scale in zip(opt.param_groups, scales):
             g["lr_scale"] = scale
     net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index]) if ddp else model
+    if ck is not None and "ema" in ck and not args.ema:
+        sys.exit(f"train.py: {args.ckpt} holds averaged weights (ema decay {ck.get('ema_decay')}); give --ema to "
+                 "keep averaging them, or they would be dropped")
+    ema = None
+    if args.ema and rank == 0:
+        ema = WeightAverage(model, args.ema, ck.get("ema") if ck is not None else None)
 
     banks = photobanks.load_train_banks(args.data, dev, "train", seed=args.seed)
     val_seqs = None
@@ -274,6 +285,9 @@ def main():
         print(f"params {count_params(model)}; banks: {banks.bg.shape[0]} bg, {banks.stamps.shape[0]} stamps; "
               f"world {world}; resume step {state['step']} at {state['seconds']:.0f}s of {state['total_seconds']:.0f}s; "
               f"setup {time.time() - t_start:.1f}s", flush=True)
+        if ema is not None:
+            print(f"weight average: decay {ema.decay}, " + ("resumed from the checkpoint" if ema.resumed else
+                  "starting at the checkpoint's weights"), flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [synth.parse_clip_size(s) for s in args.sizes.split(",")]
     synth_opt = synth_options.options_from_args(args)
@@ -283,7 +297,11 @@ def main():
         per, per_c = evalsets.evaluate(model, val_seqs, dev, with_conf_variant=True)
         model.train()
         m, mc = evalsets.summarize(per), evalsets.summarize(per_c)
-        return dict(val_AJ=m["AJ"], val_davg=m["delta_avg"], val_OA=m["OA"], val_AJ_conf=mc["AJ"], val_OA_conf=mc["OA"])
+        rec = dict(val_AJ=m["AJ"], val_davg=m["delta_avg"], val_OA=m["OA"], val_AJ_conf=mc["AJ"], val_OA_conf=mc["OA"])
+        if ema is not None:
+            per, per_c = evalsets.evaluate(ema.model, val_seqs, dev, with_conf_variant=True)
+            rec.update(val_AJ_ema=evalsets.summarize(per)["AJ"], val_AJ_conf_ema=evalsets.summarize(per_c)["AJ"])
+        return rec
 
     model.train()
     last_val = time.time()
@@ -307,6 +325,8 @@ def main():
         part = (part + 1) % args.clip_reuse
         st = forward_backward(net, opt, batch, amp)
         gn = optimizer_step(model, opt)
+        if ema is not None:
+            ema.update(model)
         dt = time.time() - t0
         state["step"] += 1
         state["seconds"] += dt
@@ -331,7 +351,7 @@ def main():
             state["log"].append(v)
             state["config"] = cfg.to_dict()
             os.makedirs(os.path.dirname(args.ckpt), exist_ok=True)
-            save_ckpt(args.ckpt, model, opt, state)       # safety copy mid-chunk
+            save_ckpt(args.ckpt, model, opt, state, ema)       # safety copy mid-chunk
             if args.out:
                 import shutil
                 shutil.copy(args.ckpt, os.path.join(args.out, os.path.basename(args.ckpt)))
@@ -352,7 +372,7 @@ def main():
         state["log"].append(v)
         state["config"] = cfg.to_dict()
         os.makedirs(os.path.dirname(args.ckpt), exist_ok=True)
-        save_ckpt(args.ckpt, model, opt, state)
+        save_ckpt(args.ckpt, model, opt, state, ema)
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             import shutil

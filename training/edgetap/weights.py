@@ -57,10 +57,14 @@ def load_checkpoint(path):
     return torch.load(path, map_location="cpu", **({"weights_only": False} if torch.__version__ >= "2" else {}))
 
 
-def load_checkpoint_model(path, fold=True):
+def load_checkpoint_model(path, fold=True, ema=False):
+    """The checkpoint's network in eval mode: its trained weights, or with `ema` the moving
+    average that train.py --ema kept beside them."""
     ck = load_checkpoint(path)
     m = EdgeTap(EdgeTapConfig.from_dict(ck["config"]))
-    m.load_state_dict(ck["model"])
+    if ema and "ema" not in ck:
+        raise ValueError(f"{path}: no averaged weights in this checkpoint (train.py --ema keeps them)")
+    m.load_state_dict(ck["ema"] if ema else ck["model"])
     m.eval()
     if fold:
         m.fold_bn_()
