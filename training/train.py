@@ -8,9 +8,12 @@
 The learning-rate schedule is a function of accumulated TRAINING seconds (warm-up by steps, then
 cosine to 2% at --total-seconds), stored in the checkpoint with the step count, so a run split
 into chunks of any length follows one schedule. The checkpoint holds fp32 weights, bf16 Adam
-moments, step, seconds, config and the log; each chunk replaces it.
+moments, step, seconds, config and the log (with --ema, the weights' moving average too); each
+chunk replaces it. --accum K makes each optimizer step's gradient the mean over K batches, so one
+GPU can take the steps of K GPUs' clips per step at 1/K of their rate.
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -53,6 +56,8 @@ def parse():
                          "fraction of the schedule's (the new ones take the schedule's); every chunk alike")
     ap.add_argument("--self-init", type=float, default=0.5,
                     help="fraction of tracks entering each frame with the model's own streamed estimate")
+    ap.add_argument("--accum", type=int, default=1,
+                    help="batches per optimizer step (gradient accumulation): K x --batch clips per GPU per step")
     ap.add_argument("--ema", type=float, default=0.0,
                     help="keep an exponential moving average of the weights with this decay (e.g. 0.999), "
                          "validate it beside the trained weights and save it in the checkpoint (0: off)")
@@ -174,15 +179,18 @@ def make_batch(banks, args, S, gen, synth_opt, dev, self_init):
     return batch_inputs(synthesize(banks, args, S, gen, synth_opt, dev), 0, args.tracks, S, self_init)
 
 
-def forward_backward(net, opt, b, amp):
-    """Loss of one batch and its gradients (left in the parameters); returns the loss terms."""
+def forward_backward(net, opt, b, amp, scale=1.0, accumulate=False):
+    """Loss of one batch and its gradients, weighted by `scale`: left in the parameters, or with
+    `accumulate` added to those already there (a step over several batches); returns the loss
+    terms (unweighted)."""
     H, W = b["video"].shape[-2:]
     with torch.autocast(**amp):
         ps, vl, cl = net(b["video"], b["tq"], b["pq"], b["p_init"], b["self_mask"])
     loss, st = tracking_loss(ps.float(), vl.float(), cl.float(), b["tracks"], b["vis"], b["tq"],
                              synth.equivalent_side((W, H)))
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
+    if not accumulate:
+        opt.zero_grad(set_to_none=True)
+    (loss * scale).backward()
     return st
 
 
@@ -212,6 +220,8 @@ def main():
     args = parse()
     if args.clip_reuse < 1:
         sys.exit(f"train.py: --clip-reuse {args.clip_reuse}: must be at least 1")
+    if args.accum < 1:
+        sys.exit(f"train.py: --accum {args.accum}: must be at least 1")
     ddp = int(os.environ.get("WORLD_SIZE", "1")) > 1
     if ddp:
         dist.init_process_group("nccl")
@@ -317,13 +327,18 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr * g["lr_scale"]
         self_init = args.self_init if state["seconds"] > 0.08 * state["total_seconds"] else 0.0
-        if part == 0:
-            S = sizes[(step * 2654435761 + args.seed) % len(sizes)]
-            clip = synthesize(banks, args, S, gen, synth_opt, dev, args.clip_reuse)
-            state["clips"] += args.batch * world
-        batch = batch_inputs(clip, part, args.tracks, S, self_init)
-        part = (part + 1) % args.clip_reuse
-        st = forward_backward(net, opt, batch, amp)
+        terms = []
+        for micro in range(args.accum):     # --accum K: one step's gradient over K batches
+            if part == 0:
+                S = sizes[((step * args.accum + micro) * 2654435761 + args.seed) % len(sizes)]
+                clip = synthesize(banks, args, S, gen, synth_opt, dev, args.clip_reuse)
+                state["clips"] += args.batch * world
+            batch = batch_inputs(clip, part, args.tracks, S, self_init)
+            part = (part + 1) % args.clip_reuse
+            last = micro == args.accum - 1
+            with net.no_sync() if ddp and not last else contextlib.nullcontext():   # all-reduce once
+                terms.append(forward_backward(net, opt, batch, amp, 1.0 / args.accum, accumulate=micro > 0))
+        st = {k: sum(t[k] for t in terms) / args.accum for k in terms[0]}
         gn = optimizer_step(model, opt)
         if ema is not None:
             ema.update(model)

@@ -132,3 +132,48 @@ def test_a_new_schedule_may_change_the_old_parameters_rate(tmp_path):
     assert after["step"] == 5
     old = [n for n in after["model"] if n.startswith("tracker.blocks.0.") and n.endswith("qkv.weight")]
     assert old and all(not torch.equal(ck["model"][n], after["model"][n]) for n in old)
+
+
+def test_accumulated_batches_give_the_mean_of_their_gradients():
+    """forward_backward over two batches, each weighted 1/2 and the second accumulated, leaves
+    the mean of the two batches' own gradients in the parameters (train.py --accum)."""
+    from edgetap.model import EdgeTap, EdgeTapConfig
+    cfg = EdgeTapConfig(enc_channels=(8, 8, 16, 16, 16), feat_dim=16, radius=2, width=32, heads=2, blocks=2,
+                        mlp_ratio=2, iters=2, window=3, n_freq=2, corr_hidden=32)
+    torch.manual_seed(0)
+    model = EdgeTap(cfg).eval()      # eval: BatchNorm uses its running statistics, as in a fixed function
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    amp = dict(device_type="cpu", dtype=torch.bfloat16, enabled=False)
+
+    def batch(seed):
+        g = torch.Generator().manual_seed(seed)
+        tracks = torch.rand(1, 6, 4, 2, generator=g) * 60
+        tq = torch.zeros(1, 6, dtype=torch.long)
+        return dict(video=torch.rand(1, 4, 3, 64, 64, generator=g) * 255, tracks=tracks,
+                    vis=torch.ones(1, 6, 4, dtype=torch.bool), tq=tq, pq=tracks[:, :, 0],
+                    p_init=tracks + torch.randn(tracks.shape, generator=g), self_mask=None)
+
+    def grads():
+        return [p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in model.parameters()]
+    a, b = batch(1), batch(2)
+    train.forward_backward(model, opt, a, amp)
+    ga = grads()
+    train.forward_backward(model, opt, b, amp)
+    gb = grads()
+    train.forward_backward(model, opt, a, amp, 0.5)
+    train.forward_backward(model, opt, b, amp, 0.5, accumulate=True)
+    for x, y, z in zip(ga, gb, grads()):
+        assert torch.allclose(z, (x + y) / 2, atol=1e-5, rtol=1e-4)
+    assert any(not torch.equal(x, y) for x, y in zip(ga, gb))
+
+
+@needs_data
+def test_a_chunk_with_accumulated_batches_counts_steps_and_clips(tmp_path):
+    ck = tmp_path / "ck.pt"
+    out = _train(ck, "--accum", "3", "--log-every", "1", steps=2)
+    assert out.returncode == 0, out.stderr[-2000:]
+    state = torch.load(ck, map_location="cpu", weights_only=False)
+    assert state["step"] == 2
+    assert state["clips"] == 6              # three batches of one clip per optimizer step
+    bad = _train(tmp_path / "other.pt", "--accum", "0", steps=1)
+    assert bad.returncode != 0 and "--accum 0" in bad.stderr
