@@ -119,6 +119,9 @@ def make_golden(model, path):
     return g
 
 
+GOLDEN_LIMIT = 2 * 1024 * 1024
+
+
 def export_model(model, models_dir, golden_dir, name, visible_rule="vis", training=None, vis_threshold=0.5):
     """Writes <models_dir>/<name>.safetensors + .json and <golden_dir>/<name>-golden.safetensors
     for a model with folded BatchNorm; checks that the written files reproduce the model."""
@@ -162,6 +165,9 @@ def export_model(model, models_dir, golden_dir, name, visible_rule="vis", traini
     g2, _ = read_safetensors(gpath)
     print(f"wrote {st_path} ({os.path.getsize(st_path)} B, {info['params']} params), "
           f"{gpath} ({os.path.getsize(gpath)} B, {len(g2)} tensors)")
+    if os.path.getsize(gpath) > GOLDEN_LIMIT:
+        print(f"warning: {gpath} is over the {GOLDEN_LIMIT} B the repository keeps golden vectors under "
+              "(its largest entries: the per-iteration correlations and the finest level's features)", file=sys.stderr)
 
 
 def main():
