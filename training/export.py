@@ -21,6 +21,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap.engine import StreamingTracker  # noqa: E402
+from edgetap.evalsets import VISIBLE_RULES  # noqa: E402
 from edgetap.flops import encoder_flops, frame_flops, state_floats_per_track, track_flops  # noqa: E402
 from edgetap.model import count_params  # noqa: E402
 from edgetap.weights import load_checkpoint_model, load_exported_model, read_safetensors, write_safetensors  # noqa: E402
@@ -176,7 +177,7 @@ def main():
     ap.add_argument("--name", default="edgetap-small")
     ap.add_argument("--models", default=os.path.join(ROOT, "models"))
     ap.add_argument("--golden", default=os.path.join(ROOT, "tests", "data", "golden"))
-    ap.add_argument("--visible-rule", default="vis", choices=["vis", "vis*conf"],
+    ap.add_argument("--visible-rule", default="vis", choices=VISIBLE_RULES,
                     help="published visibility: the visibility probability, or it times the confidence")
     ap.add_argument("--vis-threshold", type=float, default=0.5,
                     help="a point is published visible when its rule's score reaches this (the C++ engine "

@@ -16,7 +16,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap.grow import grow_state_dict  # noqa: E402
-from edgetap.model import EdgeTapConfig  # noqa: E402
+from edgetap.model import FINE_PYRAMID_STRIDES, EdgeTapConfig  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
 
 
@@ -45,7 +45,7 @@ def main():
     if args.window is not None:
         d["window"] = args.window
     if args.fine_level:
-        d["strides"] = [2] + [s for s in d["strides"] if s != 2]
+        d["strides"] = list(FINE_PYRAMID_STRIDES)
     if args.cross_after is not None:
         d["cross_after"] = [int(b) for b in args.cross_after.split(",") if b.strip()]
     new = EdgeTapConfig.from_dict(d)

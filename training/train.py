@@ -245,6 +245,9 @@ def main():
         if args.query_patch != 1 and args.query_patch != cfg.query_patch:
             sys.exit(f"train.py: {args.ckpt} has query_patch {cfg.query_patch}; --query-patch {args.query_patch} "
                      "only applies to a new checkpoint (give another --ckpt path)")
+        if "ema" in ck and not args.ema:
+            sys.exit(f"train.py: {args.ckpt} holds averaged weights (ema decay {ck.get('ema_decay')}); give --ema "
+                     "to keep averaging them, or they would be dropped")
         for k in ("step", "seconds", "total_seconds", "log", "clips", "sched_step", "sched_seconds", "grown_from"):
             if k in ck:
                 state[k] = ck[k]
@@ -279,9 +282,6 @@ def main():
         for g, scale in zip(opt.param_groups, scales):
             g["lr_scale"] = scale
     net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index]) if ddp else model
-    if ck is not None and "ema" in ck and not args.ema:
-        sys.exit(f"train.py: {args.ckpt} holds averaged weights (ema decay {ck.get('ema_decay')}); give --ema to "
-                 "keep averaging them, or they would be dropped")
     ema = None
     if args.ema and rank == 0:
         ema = WeightAverage(model, args.ema, ck.get("ema") if ck is not None else None)

@@ -49,8 +49,8 @@ void CpuEncoder::encode(const ImageView& frame, Pyramid& out) {
   // The stride-2 side branch, off the backbone's path: relu(x2 + fine2(x2)).
   const bool fine = config_.fine_level();
   if (fine) {
-    c2_ = x2_;
-    residual(w.fine2, c2_, H / 2, W / 2);
+    conv(w.fine2, x2_, H / 2, W / 2, c2_);
+    k::relu_inplace(c2_.data(), c2_.size(), x2_.data());
   }
 
   // Top-down: f32 = lat32(c32); f16 = lat16(c16) + up(f32); ... down to f4 (f2 with the fine level).

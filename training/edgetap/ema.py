@@ -27,6 +27,12 @@ class WeightAverage:
         if state is not None and self._fits(state):
             self.model.load_state_dict(state)
             self.resumed = True
+        # the averaged tensors (views of the copy's parameters and buffers), found once
+        own = self.model.state_dict()
+        self._floats = [k for k, v in own.items() if v.is_floating_point()]
+        self._counters = [k for k, v in own.items() if not v.is_floating_point()]
+        self._avg = [own[k] for k in self._floats]
+        self._copied = [own[k] for k in self._counters]
 
     def _fits(self, state):
         own = self.model.state_dict()
@@ -34,14 +40,11 @@ class WeightAverage:
 
     @torch.no_grad()
     def update(self, model):
-        own, cur = self.model.state_dict(), model.state_dict()
-        floats = [k for k, v in own.items() if v.is_floating_point()]
-        avg = [own[k] for k in floats]
-        torch._foreach_mul_(avg, self.decay)
-        torch._foreach_add_(avg, [cur[k].detach() for k in floats], alpha=1.0 - self.decay)
-        for k, v in own.items():
-            if not v.is_floating_point():
-                v.copy_(cur[k])
+        cur = model.state_dict()
+        torch._foreach_mul_(self._avg, self.decay)
+        torch._foreach_add_(self._avg, [cur[k].detach() for k in self._floats], alpha=1.0 - self.decay)
+        for v, k in zip(self._copied, self._counters):
+            v.copy_(cur[k])
 
     def state_dict(self):
         """The averaged weights as float32 CPU tensors (the checkpoint's `"ema"`)."""

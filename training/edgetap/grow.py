@@ -23,7 +23,7 @@ each track's first W frames.
 """
 import torch
 
-from .model import EdgeTap, EdgeTapConfig
+from .model import FINE_PYRAMID_STRIDES, PYRAMID_STRIDES, EdgeTap, EdgeTapConfig
 
 
 def corr_column_map(old, new):
@@ -56,9 +56,10 @@ def check_growable(old, new):
     if diff:
         raise ValueError(f"grow: only query_patch, blocks, cross_after, window and strides can change; also changed: "
                          f"{', '.join(diff)}")
-    if tuple(new.strides) != tuple(old.strides) and (tuple(old.strides), tuple(new.strides)) != ((4, 8, 16, 32), (2, 4, 8, 16, 32)):
+    strides = (tuple(old.strides), tuple(new.strides))
+    if strides[0] != strides[1] and strides != (PYRAMID_STRIDES, FINE_PYRAMID_STRIDES):
         raise ValueError(f"grow: strides {list(old.strides)} -> {list(new.strides)}: only a stride-2 level "
-                         "can be added to [4, 8, 16, 32]")
+                         f"can be added to {list(PYRAMID_STRIDES)}")
     if new.window < old.window:
         raise ValueError(f"grow: window {old.window} -> {new.window}: the window can only grow")
     if tuple(new.cross_after[:len(old.cross_after)]) != tuple(old.cross_after):

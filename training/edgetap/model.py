@@ -20,13 +20,17 @@ import torch.nn.functional as F
 from .sampling import FeatureTable, bilinear_sample, to_grid, window_correlation, window_features, window_offsets
 
 
+PYRAMID_STRIDES = (4, 8, 16, 32)       # the encoder's levels
+FINE_PYRAMID_STRIDES = (2, 4, 8, 16, 32)   # the same with the stride-2 level
+
+
 @dataclass
 class EdgeTapConfig:
     version: str = "edgetap-v1"
     # encoder widths at strides 2, 4, 8, 16, 32
     enc_channels: tuple = (32, 48, 96, 128, 128)
     feat_dim: int = 64            # D: channels of every pyramid level
-    strides: tuple = (4, 8, 16, 32)  # or (2, 4, 8, 16, 32): a stride-2 level from the stem, for finer matches
+    strides: tuple = PYRAMID_STRIDES  # or FINE_PYRAMID_STRIDES: a stride-2 level from the stem
     radius: int = 3               # correlation window (2r+1)^2 per level
     query_patch: int = 1          # query neighbourhood, side in level cells: 1 = one descriptor per
                                   # level; 3 = 3x3 descriptors, each against the whole window (local 4D)
@@ -142,9 +146,10 @@ class Encoder(nn.Module):
         self.lat8 = nn.Conv2d(c8, D, 1)
         self.lat16 = nn.Conv2d(c16, D, 1)
         self.lat32 = nn.Conv2d(c32, D, 1)
-        self.fine = tuple(cfg.strides) == (2, 4, 8, 16, 32)
-        if not self.fine and tuple(cfg.strides) != (4, 8, 16, 32):
-            raise ValueError(f"strides {list(cfg.strides)}: the encoder makes [4, 8, 16, 32] or [2, 4, 8, 16, 32]")
+        self.fine = tuple(cfg.strides) == FINE_PYRAMID_STRIDES
+        if not self.fine and tuple(cfg.strides) != PYRAMID_STRIDES:
+            raise ValueError(f"strides {list(cfg.strides)}: the encoder makes {list(PYRAMID_STRIDES)} or "
+                             f"{list(FINE_PYRAMID_STRIDES)}")
         if self.fine:
             self.fine2 = ConvBN(c2, c2)
             self.lat2 = nn.Conv2d(c2, D, 1)

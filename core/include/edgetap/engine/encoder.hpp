@@ -1,6 +1,6 @@
 // The CNN encoder on the CPU: an RGB frame to a feature pyramid at strides
-// 4, 8, 16 and 32 (and 2 where the model has that level), D channels each, HWC. Buffers are kept between frames so
-// the steady state does not allocate.
+// 4, 8, 16 and 32 (and 2 where the model has that level), D channels each,
+// HWC. Buffers are kept between frames so the steady state does not allocate.
 #pragma once
 
 #include <array>
