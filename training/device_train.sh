@@ -2,7 +2,10 @@
 # Runs one training chunk on the GPU host (all its GPUs, data parallel), from the repo root:
 #   bash training/device_train.sh CHUNK_SECONDS [train.py flags...]
 # SMOKE=1 first runs a few tiny single-GPU steps and the CPU unit tests, and stops on failure.
-# Writes the checkpoint to training/checkpoints/edgetap-small.pt and copies it, with the log, to $OUT.
+# Writes the checkpoint (--ckpt, default training/checkpoints/edgetap-small.pt) and copies it, with the
+# log, to $OUT. A copy over 15 MiB (a checkpoint holding averaged weights, --ema, is about 20 MB) is split
+# into NAME.part-aa, -ab, ... because the device hands back files of at most 16 MiB; rejoin them with
+#   cat NAME.part-* > NAME
 set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-training/.out}
@@ -25,3 +28,10 @@ if [ "$NG" -gt 1 ]; then
 else
   python3 training/train.py --out "$OUT" --chunk-seconds "$CHUNK" "$@" 2>&1 | tee "$OUT/train_stdout.log"
 fi
+status=$?
+for f in "$OUT"/*.pt; do
+  if [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt $((15 * 1024 * 1024)) ]; then
+    split -b 15M "$f" "$f.part-" && rm "$f" && echo "split $f for the trip back: cat $(basename "$f").part-* > $(basename "$f")"
+  fi
+done
+exit $status
