@@ -4,6 +4,7 @@
 
   python3 training/grow_checkpoint.py --from training/checkpoints/edgetap-small.pt \
       --to training/checkpoints/edgetap-small.pt.new [--query-patch 3] [--blocks 4] [--cross-after 1,2] [--window 16] [--fine-level]
+      [--enc-channels 32,64,128,160,160]
 
 The new checkpoint keeps step, trained seconds, clip count and log; it has no optimizer state
 (shapes changed), so resume it with a fresh schedule: train.py --ckpt NEW --new-schedule S.
@@ -32,6 +33,8 @@ def main():
                     help="a longer causal window (frames); keeps the function on each track's first W frames")
     ap.add_argument("--fine-level", action="store_true",
                     help="add a stride-2 pyramid level (strides 2, 4, 8, 16, 32)")
+    ap.add_argument("--enc-channels", default=None,
+                    help="wider encoder: five comma-separated widths at strides 2..32, each at least the old one")
     args = ap.parse_args()
     if os.path.abspath(args.src) == os.path.abspath(args.dst):
         sys.exit("grow_checkpoint.py: --to must differ from --from (the source stays as it is)")
@@ -46,6 +49,8 @@ def main():
         d["window"] = args.window
     if args.fine_level:
         d["strides"] = list(FINE_PYRAMID_STRIDES)
+    if args.enc_channels is not None:
+        d["enc_channels"] = [int(c) for c in args.enc_channels.split(",")]
     if args.cross_after is not None:
         d["cross_after"] = [int(b) for b in args.cross_after.split(",") if b.strip()]
     new = EdgeTapConfig.from_dict(d)
@@ -60,6 +65,7 @@ def main():
     print(f"{args.dst}: query_patch {old.query_patch} -> {new.query_patch}, blocks {old.blocks} -> {new.blocks}, "
           f"cross_after {list(old.cross_after)} -> {list(new.cross_after)}, window {old.window} -> {new.window}, "
           f"strides {list(old.strides)} -> {list(new.strides)}, "
+          f"enc_channels {list(old.enc_channels)} -> {list(new.enc_channels)}, "
           f"step {out.get('step', 0)}")
 
 

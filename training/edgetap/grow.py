@@ -17,6 +17,11 @@ round keeps what earlier rounds learned instead of starting from scratch.
   starting at the bias of distance W-1 (the oldest frame the old window held); the anchor's bias
   stays. This growth keeps the function only for a track's first W frames: after them the
   frames W..W'-1 back, and the anchor when it falls among them, enter the attention.
+* enc_channels -> wider (each width at least the old one): every encoder conv keeps its trained
+  weights in the block of old outputs x old inputs; the new output channels start at a fresh
+  init (BatchNorm at its identity start) and every weight from a new channel into an old output
+  (the next conv's, the residual's, the laterals') starts at zero, so the new channels compute
+  but do not reach the pyramid until those weights are trained.
 
 The grown model computes exactly the old function (tests/test_grow.py), for window growth on
 each track's first W frames.
@@ -50,11 +55,12 @@ def rel_bias_for_window(rel_bias, old_window, new_window):
 
 
 def check_growable(old, new):
-    growable = ("version", "query_patch", "blocks", "cross_after", "window", "strides")
+    growable = ("version", "query_patch", "blocks", "cross_after", "window", "strides", "enc_channels")
     same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in growable]
     diff = [f for f in same if getattr(old, f) != getattr(new, f)]
     if diff:
-        raise ValueError(f"grow: only query_patch, blocks, cross_after, window and strides can change; also changed: "
+        raise ValueError(f"grow: only query_patch, blocks, cross_after, window, strides and enc_channels can change; "
+                         f"also changed: "
                          f"{', '.join(diff)}")
     strides = (tuple(old.strides), tuple(new.strides))
     if strides[0] != strides[1] and strides != (PYRAMID_STRIDES, FINE_PYRAMID_STRIDES):
@@ -73,6 +79,22 @@ def check_growable(old, new):
         raise ValueError(f"grow: query_patch must be odd, got {new.query_patch}")
     if new.blocks < old.blocks:
         raise ValueError(f"grow: blocks {old.blocks} -> {new.blocks}: cannot remove blocks")
+    if len(new.enc_channels) != len(old.enc_channels) or any(
+            n < o for n, o in zip(new.enc_channels, old.enc_channels)):
+        raise ValueError(f"grow: enc_channels {list(old.enc_channels)} -> {list(new.enc_channels)}: each width "
+                         "can only grow")
+
+
+def widened_encoder_tensor(old, fresh):
+    """An encoder tensor (conv weight [out, in, k, k], lateral, BatchNorm vector) whose channels
+    grew: the old block kept, new outputs as freshly initialised, new inputs into old outputs zero."""
+    w = fresh.clone()
+    if old.dim() == 0:
+        return old.clone()
+    w[tuple(slice(0, n) for n in old.shape)] = old
+    if old.dim() > 1:
+        w[:old.shape[0], old.shape[1]:] = 0
+    return w
 
 
 @torch.no_grad()
@@ -90,6 +112,8 @@ def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
             sd[k] = w
         elif k == "tracker.rel_bias" and new_cfg.window != old_cfg.window:
             sd[k] = rel_bias_for_window(v, old_cfg.window, new_cfg.window)
+        elif k.startswith("encoder.") and sd[k].shape != v.shape and new_cfg.enc_channels != old_cfg.enc_channels:
+            sd[k] = widened_encoder_tensor(v, sd[k])
         else:
             if sd[k].shape != v.shape:
                 raise ValueError(f"grow: {k}: shape {tuple(v.shape)} -> {tuple(sd[k].shape)} is not a supported change")
@@ -106,6 +130,6 @@ def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
 
 def new_parameter_names(old_cfg, new_cfg):
     """Names of the parameters a growth adds (new blocks, new cross-track layers, the stride-2
-    branch); the others, corr1 included when its inputs grew, carry trained weights."""
+    branch); the others, corr1 and widened encoder convs included, carry trained weights."""
     old = {n for n, _ in EdgeTap(old_cfg).named_parameters()}
     return {n for n, _ in EdgeTap(new_cfg).named_parameters()} - old

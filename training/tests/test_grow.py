@@ -135,3 +135,44 @@ def test_only_a_stride_2_level_can_be_added():
     new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), strides=[8, 16, 32]))
     with pytest.raises(ValueError, match="strides"):
         grow_state_dict(EdgeTap(old_cfg).state_dict(), old_cfg, new_cfg)
+
+
+def test_widened_encoder_computes_the_same_and_is_live():
+    """v5's shape (with the stride-2 level, so every encoder conv widens) grown to a wider encoder:
+    the same function; the new channels reach the pyramid once their outgoing weights are trained."""
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=3, cross_after=(1,), strides=(2, 4, 8, 16, 32))
+    old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(8), 0.2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), enc_channels=[40, 64, 128, 160, 144]))
+    new = EdgeTap(new_cfg).eval()
+    new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
+    assert new.encoder.res8.conv.weight.shape == (128, 128, 3, 3)
+    for a, b in zip(_outputs(old), _outputs(new)):
+        assert (a - b).abs().max().item() < 1e-4
+    with torch.no_grad():   # the lateral's weights from the new stride-4 channels
+        new.encoder.lat4.weight[:, 48:].normal_(0, 0.05, generator=torch.Generator().manual_seed(9))
+    assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
+
+
+def test_widened_encoder_gets_gradients_into_its_new_channels():
+    """Right after the growth the new channels' outgoing weights receive gradients (their incoming
+    ones start when those are non-zero), so training can use them."""
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+    old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(10), 0.2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), enc_channels=[32, 64, 96, 128, 128]))
+    new = EdgeTap(new_cfg).eval()
+    new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
+    g = torch.Generator().manual_seed(11)
+    video = torch.rand(1, 4, 3, 64, 64, generator=g) * 255
+    tq = torch.zeros(1, 3, dtype=torch.long)
+    pq = torch.rand(1, 3, 2, generator=g) * 63
+    pos = new.forward_parallel(video, tq, pq, pq[:, :, None].expand(1, 3, 4, 2))[0]
+    pos.square().sum().backward()
+    assert new.encoder.lat4.weight.grad[:, 48:].abs().max().item() > 0
+    assert new.encoder.down8.conv.weight.grad[:, 48:].abs().max().item() > 0   # zero at the start, trained
+
+
+def test_encoder_cannot_narrow():
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), enc_channels=[32, 32, 96, 128, 128]))
+    with pytest.raises(ValueError, match="enc_channels"):
+        grow_state_dict(EdgeTap(old_cfg).state_dict(), old_cfg, new_cfg)
