@@ -21,7 +21,8 @@ round keeps what earlier rounds learned instead of starting from scratch.
   weights in the block of old outputs x old inputs; the new output channels start at a fresh
   init (BatchNorm at its identity start) and every weight from a new channel into an old output
   (the next conv's, the residual's, the laterals') starts at zero, so the new channels compute
-  but do not reach the pyramid until those weights are trained.
+  but do not reach the pyramid until those weights are trained. A widened tensor holds trained
+  and new weights alike, so `train.py --old-lr-scale` (which scales trained tensors) should stay 1.
 
 The grown model computes exactly the old function (tests/test_grow.py), for window growth on
 each track's first W frames.
@@ -59,9 +60,8 @@ def check_growable(old, new):
     same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in growable]
     diff = [f for f in same if getattr(old, f) != getattr(new, f)]
     if diff:
-        raise ValueError(f"grow: only query_patch, blocks, cross_after, window, strides and enc_channels can change; "
-                         f"also changed: "
-                         f"{', '.join(diff)}")
+        raise ValueError("grow: only query_patch, blocks, cross_after, window, strides and enc_channels can change; "
+                         f"also changed: {', '.join(diff)}")
     strides = (tuple(old.strides), tuple(new.strides))
     if strides[0] != strides[1] and strides != (PYRAMID_STRIDES, FINE_PYRAMID_STRIDES):
         raise ValueError(f"grow: strides {list(old.strides)} -> {list(new.strides)}: only a stride-2 level "
@@ -88,9 +88,9 @@ def check_growable(old, new):
 def widened_encoder_tensor(old, fresh):
     """An encoder tensor (conv weight [out, in, k, k], lateral, BatchNorm vector) whose channels
     grew: the old block kept, new outputs as freshly initialised, new inputs into old outputs zero."""
-    w = fresh.clone()
     if old.dim() == 0:
         return old.clone()
+    w = fresh.clone()
     w[tuple(slice(0, n) for n in old.shape)] = old
     if old.dim() > 1:
         w[:old.shape[0], old.shape[1]:] = 0
