@@ -88,8 +88,6 @@ def check_growable(old, new):
 def widened_encoder_tensor(old, fresh):
     """An encoder tensor (conv weight [out, in, k, k], lateral, BatchNorm vector) whose channels
     grew: the old block kept, new outputs as freshly initialised, new inputs into old outputs zero."""
-    if old.dim() == 0:
-        return old.clone()
     w = fresh.clone()
     w[tuple(slice(0, n) for n in old.shape)] = old
     if old.dim() > 1:
