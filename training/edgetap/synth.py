@@ -157,7 +157,8 @@ class ClipParams:
                  ((torch.arange(E)[None] == 0) | (torch.rand(B, E, generator=gen) < 0.5))
             self.shake_p = dict(
                 a=_rand_dir(gen, B, E) * (_u(gen, B, E, lo=6.0, hi=36.0) * sc * on.float())[..., None],
-                t0=_u(gen, B, E, lo=-1.0, hi=max(T - 2.0, 0.0)), d=_u(gen, B, E, lo=1.5, hi=5.0),
+                t0=_u(gen, B, E, lo=-opt.time_scale, hi=max(T - 2.0, 0.0) * opt.time_scale),
+                d=_u(gen, B, E, lo=1.5, hi=5.0),
                 pulse=(torch.rand(B, E, generator=gen) < 0.5).float(),
                 shutter=_u(gen, B, lo=0.4, hi=0.9))
         # limbs (drawn last, so that clips without them stay what they were): a capsule of the
@@ -457,16 +458,16 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     M, W, H = P.M, P.W, P.H
     cg = torch.Generator(device=device)
     cg.manual_seed(int(torch.randint(0, 2 ** 62, (1,), generator=gen)))
-    times = torch.arange(T, device=device, dtype=torch.float32)
+    times = torch.arange(T, device=device, dtype=torch.float32) * opt.time_scale
     bg = _backgrounds(banks, P)
     img, top = _render(banks, P, times, bg)
     if P.motion_blur:
         acc = img
         for off in (-0.5, 0.5):
-            acc = acc + _render(banks, P, times + off * P.shutter, bg)[0]
+            acc = acc + _render(banks, P, times + off * P.shutter * opt.time_scale, bg)[0]
         img = acc / 3.0
     if P.shake_p is not None:
-        img = _shake_streak(img, P, times)
+        img = _shake_streak(img, P, times, opt.time_scale)
     ph = P.photo
     mean = img.mean(dim=(2, 3, 4), keepdim=True)
     img = (img - mean) * ph["contrast"][:, None, None, None, None] + mean
@@ -510,11 +511,12 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     # point is a fixed point of the limb at rest, carried into the body's stamp at each frame
     tall = times[None, None].expand(B, N, T)
     tracks = bg_tr
+    t_q = tq.float() * opt.time_scale                                       # the query frames' times
     for m in range(M):
-        zq = P.out_to_stamp(m, xq, tq.float())                              # [B, N, 2]
+        zq = P.out_to_stamp(m, xq, t_q)                                     # [B, N, 2]
         z = zq[:, :, None].expand(B, N, T, 2)
         if P.limb_p is not None:
-            z_limb = P.limb_to_body(m, P.body_to_limb(m, zq, tq.float())[:, :, None].expand(B, N, T, 2), tall)
+            z_limb = P.limb_to_body(m, P.body_to_limb(m, zq, t_q)[:, :, None].expand(B, N, T, 2), tall)
             both = P.stamp_to_out(m, torch.cat([z, z_limb], 1), torch.cat([tall, tall], 1))
             tracks = torch.where((layer == M + 1 + m)[:, :, None, None], both[:, N:], tracks)
             z_tr = both[:, :N]
@@ -533,12 +535,12 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     return dict(video=video, tracks=tracks, vis=vis, tq=tq, layer=layer)
 
 
-def _shake_streak(img, P, times, max_taps=33):
+def _shake_streak(img, P, times, time_scale=1.0, max_taps=33):
     """Smears each frame along its camera-shake velocity over the clip's shutter: the exposure
     of an image translating at v px per frame, sampled at taps <= 1.5 px apart. The jolt moves
     every layer alike, so the streak is a line average of the frame itself."""
     B, T, C, H, W = img.shape
-    vel = P.shake(times[None].expand(B, T))[1] * P.shake_p["shutter"][:, None, None]   # [B, T, 2]
+    vel = P.shake(times[None].expand(B, T))[1] * (P.shake_p["shutter"][:, None, None] * time_scale)   # [B, T, 2]
     longest = float(vel.norm(dim=-1).max())
     if longest < 0.5:
         return img

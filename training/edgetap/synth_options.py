@@ -31,6 +31,9 @@ class SynthOptions:
     obj_point_weight: float = 2.0  # extra sampling weight of candidate points on objects
     limb_point_weight: float = 4.0  # and on limbs, on top of that
     tq_zero_prob: float = 0.5     # fraction of tracks queried at frame 0
+    # the clip's time per frame: every motion (paths, turns, deformation, drift, shake) is
+    # evaluated at frame k * time_scale, so 0.4 renders the same kinds of clip 2.5x slower
+    time_scale: float = 1.0
 
 
 OPTION_FLAGS = (
@@ -39,6 +42,8 @@ OPTION_FLAGS = (
     ("shake_prob", "fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)"),
     ("limb_prob", "fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)"),
     ("flat_prob", "fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)"),
+    ("time_scale", "the generator's time per frame: 0.5 renders every motion half as fast, so a clip of "
+                   "2T frames spans what T frames did (1: rounds 1-13)"),
 )
 
 
@@ -46,9 +51,9 @@ def add_option_args(ap):
     """The generator options a round turns on, as command-line flags (--bend-prob ...), shared by
     train.py, bench_step.py and evaluate.py."""
     for name, text in OPTION_FLAGS:
-        ap.add_argument("--" + name.replace("_", "-"), type=float, default=0.0, help=text)
+        ap.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(SynthOptions, name), help=text)
 
 
 def options_from_args(args):
-    """SynthOptions from add_option_args' flags (the defaults where a flag is 0)."""
+    """SynthOptions from add_option_args' flags (a flag left out is the default option)."""
     return SynthOptions(**{name: getattr(args, name) for name, _ in OPTION_FLAGS})

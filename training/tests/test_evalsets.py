@@ -67,6 +67,8 @@ def test_a_rounds_generator_flags_reach_the_generated_sets():
     assert synth_options.options_from_args(ap.parse_args([])) == synth_options.SynthOptions()
     opt = synth_options.options_from_args(ap.parse_args(["--flat-prob", "1", "--limb-prob", "0.3"]))
     assert opt == synth_options.SynthOptions(flat_prob=1.0, limb_prob=0.3)
+    slow = synth_options.options_from_args(ap.parse_args(["--time-scale", "0.5"]))
+    assert slow == synth_options.SynthOptions(time_scale=0.5)
     plain = load_set("val", DATA, "cpu", size=64)[0]
     flat = load_set("val", DATA, "cpu", size=64, gen_opt=opt)[0]
     assert plain["video"].shape == flat["video"].shape

@@ -33,16 +33,16 @@ def test_object_maps_invert_exactly():
 
 
 FOLLOW_CONTENT_CASES = [
-    (0.0, 0.0, 0.0, 96), (1.0, 0.0, 0.0, 96), (0.0, 1.0, 0.0, 96), (0.0, 0.0, 1.0, 96),
-    (0.0, 0.0, 0.0, (128, 72)), (1.0, 1.0, 1.0, (72, 128))]
+    (0.0, 0.0, 0.0, 96, 1.0), (1.0, 0.0, 0.0, 96, 1.0), (0.0, 1.0, 0.0, 96, 1.0), (0.0, 0.0, 1.0, 96, 1.0),
+    (0.0, 0.0, 0.0, (128, 72), 1.0), (1.0, 1.0, 1.0, (72, 128), 1.0), (1.0, 1.0, 1.0, 96, 0.4)]
 
 
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
-@pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob,size", FOLLOW_CONTENT_CASES)
-def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size):
+@pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob,size,time_scale", FOLLOW_CONTENT_CASES)
+def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size, time_scale):
     banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
     opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob,
-                             tilt_prob=tilt_prob, shake_prob=shake_prob)
+                             tilt_prob=tilt_prob, shake_prob=shake_prob, time_scale=time_scale)
     gen = torch.Generator().manual_seed(3)
     B, T, N = 3, 8, 64
     W, H = synth.clip_size(size)
@@ -53,9 +53,11 @@ def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size):
     if P.shake_p is not None:
         # every clip jolts by 12-20 px inside the clip; no streak, so colours stay comparable
         P.shake_p["a"] = P.shake_p["a"] / P.shake_p["a"].norm(dim=-1, keepdim=True).clamp_min(1e-6) * 16.0
-        P.shake_p["t0"].clamp_(0.0, T - 4.0)
+        P.shake_p["t0"].clamp_(0.0, (T - 4.0) * time_scale)
+        P.shake_p["d"].mul_(time_scale)
         P.shake_p["shutter"].zero_()
-        assert P.shake(torch.arange(T, dtype=torch.float32)[None].expand(B, T))[0].norm(dim=-1).amax(1).min() > 8
+        times = torch.arange(T, dtype=torch.float32)[None].expand(B, T) * time_scale
+        assert P.shake(times)[0].norm(dim=-1).amax(1).min() > 8
     # make_clips draws its own params: monkeypatch ClipParams to return P
     orig = synth.ClipParams
     synth.ClipParams = lambda *a, **k: P
@@ -78,6 +80,9 @@ def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size):
     base = shuffled[vis].median().item()
     assert good < 0.25 * base, (good, base)
     assert vis.float().mean().item() > 0.3
+    # the objects' own maps, not the camera's, from queries after frame 0
+    on_objects = vis & ((clip["layer"] > 0) & (tq > 0))[:, :, None]
+    assert on_objects.sum().item() > 20 and diff[on_objects].median().item() < 0.25 * base
 
 
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
@@ -270,3 +275,19 @@ if __name__ == "__main__":
     test_shake_moves_the_whole_image()
     test_shake_streaks_along_the_jolt()
     print(f"{6 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
+
+
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
+def test_time_scale_slows_every_motion():
+    """The same seed at a quarter of the time per frame: the points move far less per frame."""
+    banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
+
+    def median_step(time_scale):
+        opt = synth.SynthOptions(time_scale=time_scale, bend_prob=0.5, tilt_prob=0.5)
+        clip = synth.make_clips(banks, 4, 8, 96, 64, torch.Generator().manual_seed(5), opt, device="cpu")
+        step = (clip["tracks"][:, :, 1:] - clip["tracks"][:, :, :-1]).norm(dim=-1)
+        both = clip["vis"][:, :, 1:] & clip["vis"][:, :, :-1]
+        return step[both].median().item()
+
+    fast, slow = median_step(1.0), median_step(0.25)
+    assert fast > 0.5 and slow < 0.5 * fast, (fast, slow)
