@@ -10,8 +10,11 @@ Sets (all query-first; coordinates scaled to 256x256; thresholds 1,2,4,8,16 px, 
          plasma-workspace-wallpapers), evalsets.GEN_EVAL: seed 2026, 16 clips x 48 frames,
          256x256, 64 points; occluders are blob cut-outs of the reserved photos
   val    the held-out generated validation set used during training (training photos held out)
-  (--bend-prob, --tilt-prob, --shake-prob, --limb-prob, --flat-prob render gen and val with a
-  training round's generator options instead of the defaults that define the sets)
+  val-long  long tracks of slow points: the validation photos, evalsets.VAL_LONG: 8 clips x 96
+         frames, every motion at 0.4 of the generator's speed (train.py --val-long)
+  (--bend-prob, --tilt-prob, --shake-prob, --limb-prob, --flat-prob, --time-scale render gen and
+  val with a training round's generator options instead of the defaults that define the sets;
+  val-long keeps its own time scale)
   badja  shared/data/eval/badja (AJ, delta_avg, OA, PCK@0.2*sqrt(mask area) in original pixels)
   pairs  shared/data/eval/pairs (2-frame sequences)
   any other name: a folder of sequences under --eval-root (e.g. synth-eval-v1, the eval issue's
@@ -83,6 +86,9 @@ def load_set(name, data, device, size=256, eval_root=None, gen_opt=None):
     if name == "val":
         return evalsets.generated_sequences(photobanks.load_train_banks(data, device, "val"),
                                             dict(evalsets.VAL, size=size), device, gen_opt)
+    if name == "val-long":
+        return evalsets.generated_sequences(photobanks.load_train_banks(data, device, "val"),
+                                            dict(evalsets.VAL_LONG, size=size), device, evalsets.val_long_options(gen_opt))
     root = os.path.join(eval_root or os.path.join(data, "eval"), name)
     seqs = sorted(s for s in os.listdir(root) if os.path.isfile(os.path.join(root, s, "gt.json")))
     if not seqs:
@@ -144,7 +150,7 @@ def main():
     for name in args.sets.split(","):
         t0 = time.time()
         seqs = load_set(name, args.data, dev, args.size, args.eval_root, gen_opt)
-        if args.resize_generated and name in ("gen", "val"):
+        if args.resize_generated and name in ("gen", "val", "val-long"):
             seqs = [evalsets.resized_sequence(seq, args.resize_generated) for seq in seqs]
         with precision:
             per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True, keep_preds=True,

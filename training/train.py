@@ -70,6 +70,8 @@ def parse():
                     help="new checkpoint only: query descriptors per level, side (1, or 3 for local 4D correlation)")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
     ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
+    ap.add_argument("--val-long", action="store_true",
+                    help="also validate on evalsets.VAL_LONG (8 clips x 96 frames of slow motion): val_long_AJ")
     ap.add_argument("--cpu", action="store_true", help="CPU, fp32 (tests only)")
     return ap.parse_args()
 
@@ -287,11 +289,13 @@ def main():
         ema = WeightAverage(model, args.ema, ck.get("ema") if ck is not None else None)
 
     banks = photobanks.load_train_banks(args.data, dev, "train", seed=args.seed)
-    val_seqs = None
+    val_seqs = val_long_seqs = None
     if rank == 0:
         val_banks = photobanks.load_train_banks(args.data, dev, "val", seed=args.seed)
         spec = dict(evalsets.VAL, clips=args.val_clips, frames=args.val_frames)
         val_seqs = evalsets.generated_sequences(val_banks, spec, dev)
+        if args.val_long:
+            val_long_seqs = evalsets.generated_sequences(val_banks, evalsets.VAL_LONG, dev, evalsets.val_long_options())
         print(f"params {count_params(model)}; banks: {banks.bg.shape[0]} bg, {banks.stamps.shape[0]} stamps; "
               f"world {world}; resume step {state['step']} at {state['seconds']:.0f}s of {state['total_seconds']:.0f}s; "
               f"setup {time.time() - t_start:.1f}s", flush=True)
@@ -302,15 +306,22 @@ def main():
     sizes = [synth.parse_clip_size(s) for s in args.sizes.split(",")]
     synth_opt = synth_options.options_from_args(args)
 
+    def scores(net, seqs):
+        per, per_c = evalsets.evaluate(net, seqs, dev, with_conf_variant=True)
+        return evalsets.summarize(per), evalsets.summarize(per_c)
+
     def validate():
         model.eval()
-        per, per_c = evalsets.evaluate(model, val_seqs, dev, with_conf_variant=True)
-        model.train()
-        m, mc = evalsets.summarize(per), evalsets.summarize(per_c)
+        m, mc = scores(model, val_seqs)
         rec = dict(val_AJ=m["AJ"], val_davg=m["delta_avg"], val_OA=m["OA"], val_AJ_conf=mc["AJ"], val_OA_conf=mc["OA"])
+        if val_long_seqs is not None:
+            rec.update(val_long_AJ=scores(model, val_long_seqs)[0]["AJ"])
+        model.train()
         if ema is not None:
-            per, per_c = evalsets.evaluate(ema.model, val_seqs, dev, with_conf_variant=True)
-            rec.update(val_AJ_ema=evalsets.summarize(per)["AJ"], val_AJ_conf_ema=evalsets.summarize(per_c)["AJ"])
+            m, mc = scores(ema.model, val_seqs)
+            rec.update(val_AJ_ema=m["AJ"], val_AJ_conf_ema=mc["AJ"])
+            if val_long_seqs is not None:
+                rec.update(val_long_AJ_ema=scores(ema.model, val_long_seqs)[0]["AJ"])
         return rec
 
     model.train()

@@ -69,6 +69,12 @@ def test_a_rounds_generator_flags_reach_the_generated_sets():
     assert opt == synth_options.SynthOptions(flat_prob=1.0, limb_prob=0.3)
     slow = synth_options.options_from_args(ap.parse_args(["--time-scale", "0.5"]))
     assert slow == synth_options.SynthOptions(time_scale=0.5)
+    # val-long keeps a round's options but its own time scale
+    assert evalsets.val_long_options(opt) == synth_options.SynthOptions(
+        flat_prob=1.0, limb_prob=0.3, time_scale=evalsets.VAL_LONG_TIME_SCALE)
+    long_set = load_set("val-long", DATA, "cpu", size=64)
+    assert len(long_set) == evalsets.VAL_LONG["clips"]
+    assert tuple(long_set[0]["video"].shape) == (evalsets.VAL_LONG["frames"], 3, 64, 64)
     plain = load_set("val", DATA, "cpu", size=64)[0]
     flat = load_set("val", DATA, "cpu", size=64, gen_opt=opt)[0]
     assert plain["video"].shape == flat["video"].shape
