@@ -87,8 +87,7 @@ def load_set(name, data, device, size=256, eval_root=None, gen_opt=None):
         return evalsets.generated_sequences(photobanks.load_train_banks(data, device, "val"),
                                             dict(evalsets.VAL, size=size), device, gen_opt)
     if name == "val-long":
-        return evalsets.generated_sequences(photobanks.load_train_banks(data, device, "val"),
-                                            dict(evalsets.VAL_LONG, size=size), device, evalsets.val_long_options(gen_opt))
+        return evalsets.val_long_sequences(photobanks.load_train_banks(data, device, "val"), device, gen_opt, size)
     root = os.path.join(eval_root or os.path.join(data, "eval"), name)
     seqs = sorted(s for s in os.listdir(root) if os.path.isfile(os.path.join(root, s, "gt.json")))
     if not seqs:

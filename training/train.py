@@ -295,7 +295,7 @@ def main():
         spec = dict(evalsets.VAL, clips=args.val_clips, frames=args.val_frames)
         val_seqs = evalsets.generated_sequences(val_banks, spec, dev)
         if args.val_long:
-            val_long_seqs = evalsets.generated_sequences(val_banks, evalsets.VAL_LONG, dev, evalsets.val_long_options())
+            val_long_seqs = evalsets.val_long_sequences(val_banks, dev)
         print(f"params {count_params(model)}; banks: {banks.bg.shape[0]} bg, {banks.stamps.shape[0]} stamps; "
               f"world {world}; resume step {state['step']} at {state['seconds']:.0f}s of {state['total_seconds']:.0f}s; "
               f"setup {time.time() - t_start:.1f}s", flush=True)

@@ -118,6 +118,11 @@ def val_long_options(opt=None):
     return dataclasses.replace(opt or SynthOptions(), time_scale=VAL_LONG_TIME_SCALE)
 
 
+def val_long_sequences(val_banks, device, opt=None, size=256):
+    """The VAL_LONG clips (rendered at size) of the validation photos, with opt's other options."""
+    return generated_sequences(val_banks, dict(VAL_LONG, size=size), device, val_long_options(opt))
+
+
 def generated_sequences(banks, spec, device, opt=None):
     """Deterministic generated clips (CPU-seeded parameters) as sequences in the same dict form."""
     gen = torch.Generator().manual_seed(spec["seed"])

@@ -265,18 +265,6 @@ def test_shake_streaks_along_the_jolt():
         assert (w * across ** 2).sum().item() < 0.3
 
 
-if __name__ == "__main__":
-    test_object_maps_invert_exactly()
-    for case in FOLLOW_CONTENT_CASES:
-        test_tracks_follow_content(*case)
-    test_limbs_swing_carry_their_tracks_and_hide_their_body()
-    test_flattened_backgrounds_lose_texture_not_tracks()
-    test_tilt_foreshortens_and_hides_beyond_the_horizon()
-    test_shake_moves_the_whole_image()
-    test_shake_streaks_along_the_jolt()
-    print(f"{6 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
-
-
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
 def test_time_scale_slows_every_motion():
     """The same seed at a quarter of the time per frame: the points move far less per frame."""
@@ -291,3 +279,17 @@ def test_time_scale_slows_every_motion():
 
     fast, slow = median_step(1.0), median_step(0.25)
     assert fast > 0.5 and slow < 0.5 * fast, (fast, slow)
+
+
+if __name__ == "__main__":
+    test_object_maps_invert_exactly()
+    for case in FOLLOW_CONTENT_CASES:
+        test_tracks_follow_content(*case)
+    test_limbs_swing_carry_their_tracks_and_hide_their_body()
+    test_flattened_backgrounds_lose_texture_not_tracks()
+    test_tilt_foreshortens_and_hides_beyond_the_horizon()
+    test_shake_moves_the_whole_image()
+    test_shake_streaks_along_the_jolt()
+    test_time_scale_slows_every_motion()
+    print(f"{7 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
+
