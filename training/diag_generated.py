@@ -4,7 +4,7 @@ within 2 and 16 px by ground-truth speed, by local texture at the track's positi
 occlusion, and by track age (frames since the query; training clips have 32 frames, these 48)
 (CPU, FP32).
 
-  cd training && python3 diag_generated.py [--ckpt checkpoints/edgetap-small.pt]
+  cd training && python3 diag_generated.py [--ckpt checkpoints/edgetap-small.pt] [--ema]
 
 Texture: mean absolute grey-level gradient (levels per pixel) of the frame smoothed by a 5x5 box
 (so that the clips' pixel noise does not count as texture), over the 9x9 pixels around the true
@@ -53,9 +53,10 @@ def shares(err, mask):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", default="checkpoints/edgetap-small.pt")
+    ap.add_argument("--ema", action="store_true", help="the checkpoint's averaged weights (train.py --ema)")
     args = ap.parse_args()
     torch.set_num_threads(2)
-    m, _ = load_checkpoint_model(args.ckpt)
+    m, _ = load_checkpoint_model(args.ckpt, ema=args.ema)
     seqs = evalsets.generated_sequences(photobanks.load_reserved_banks(".data", "cpu"), evalsets.GEN_EVAL, "cpu")
     errs, speeds, texs, reapp, ages = [], [], [], [], []
     print("clip   median speed px/frame   median texture   <2 px   <16 px")
