@@ -3,9 +3,10 @@
 A clip is a background photo under a smooth homography path (camera motion) plus up to
 `max_objects` photo cut-outs (RGBA) under smooth affine paths with optional smooth non-rigid
 deformation (travelling sine fields) or articulation (a part swinging about a hinge) and an
-optional turn of the cut-out's plane in depth (perspective foreshortening) and optional limbs
-(a capsule of the cut-out swinging about a joint as a layer of its own, over or under its
-body), composited in a fixed z-order over a background that may be flattened (blurred,
+optional turn of the cut-out's plane in depth (perspective foreshortening), an optional turn
+of the cut-out wrapped round a cylinder about an axis in its plane (a body turning round: its far
+side hidden by its near side, `turn.py`) and optional limbs (a capsule of the cut-out swinging
+about a joint as a layer of its own, over or under its body), composited in a fixed z-order over a background that may be flattened (blurred,
 posterized), and optional camera shake (sudden jolts that move the whole image, with the
 streak they leave in the exposure). Every track is a point on one layer: its position in
 every frame follows from the layer's transform, and it is visible where it is inside the frame
@@ -25,6 +26,7 @@ from .blur import blur_images, defocus
 from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, rot
 from .photobanks import BG, STAMP
 from .synth_options import SynthOptions
+from .turn import facing, to_apparent, to_surface
 
 BEND_MAX = 0.3           # largest articulation swing, rad
 BEND_BAND = STAMP / 5.0  # width of the soft band between the swinging part and the rest, stamp px
@@ -32,6 +34,8 @@ BEND_STEP_TOL = 1e-4     # stamp px: the inverse of an articulated map stops ite
 SHAKE_EVENTS = 2        # jolts per shaken clip, at most
 FLAT_SIGMA_MAX = 12.0    # strongest blur of a flattened background, px of a 256 px frame
 LIMB_SWING_MAX = 0.9     # largest swing of a limb about its joint, rad
+TURN_MAX = 1.2           # largest swing of a cut-out turning round its in-plane axis, rad
+TURN_ARC = (0.6, 1.5)    # the angle its half-width covers round the cylinder, rad (R = half-width / it)
 TILT_MAX = 0.25          # largest perspective term g.v over the cut-out's half-extent (0.25: its
                          # near side shows up to (1 + 0.25 sqrt 2) / (1 - 0.25 sqrt 2) = 2.1x its far side)
 
@@ -180,8 +184,19 @@ class ClipParams:
                                sigma=_u(gen, B, lo=3.0, hi=FLAT_SIGMA_MAX) * m0 * side / 256.0,
                                levels=torch.where(torch.rand(B, generator=gen) < 0.5,
                                                   torch.randint(3, 9, (B,), generator=gen).float(), torch.zeros(B)))
+        # turning round (drawn last too), for the objects that neither deform nor articulate:
+        # phi(t) = phi0 + a sin(w t + psi) about the axis across n, radius R (stamp px)
+        self.turn_p = None
+        if opt.turn_prob > 0:
+            turn = (torch.rand(B, M, generator=gen) < opt.turn_prob) & (deform[..., 0] == 0)
+            if self.bend_p is not None:
+                turn = turn & (self.bend_p["a"] == 0)
+            self.turn_p = dict(on=turn, n=_rand_dir(gen, B, M),
+                               R=(STAMP / 2.0) / _u(gen, B, M, lo=TURN_ARC[0], hi=TURN_ARC[1]),
+                               phi0=_u(gen, B, M, lo=-0.4, hi=0.4), a=_u(gen, B, M, lo=0.3, hi=TURN_MAX),
+                               w=_u(gen, B, M, lo=0.05, hi=0.2), psi=_u(gen, B, M, hi=2 * math.pi))
         for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
-                  self.shake_p or {}, self.limb_p or {}, self.flat_p or {}):
+                  self.shake_p or {}, self.limb_p or {}, self.flat_p or {}, self.turn_p or {}):
             for k in d:
                 d[k] = d[k].to(device)
         self.active = self.active.to(device)
@@ -303,6 +318,21 @@ class ClipParams:
         k = self._p(d, "k", m, nd) * torch.sin(self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd))
         return (k / half)[..., None] * self._p(d, "dir", m, nd)
 
+    def turning(self, m, t):
+        """The arguments of turn.py's maps for slot m at times t [B, *X]: (centre, n, R, phi, on)."""
+        d, nd = self.turn_p, t.dim() - 1
+        phi = self._p(d, "phi0", m, nd) + self._p(d, "a", m, nd) * torch.sin(
+            self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd))
+        on = self._p(d, "on", m, nd).expand_as(phi)
+        return (STAMP - 1) / 2.0, self._p(d, "n", m, nd), self._p(d, "R", m, nd), phi, on
+
+    def faces_camera(self, m, z, t):
+        """[B, *X] bool: the stamp point z [B, *X, 2] of slot m faces the camera at t (always,
+        unless the cut-out turns round)."""
+        if self.turn_p is None:
+            return torch.ones(z.shape[:-1], dtype=torch.bool, device=z.device)
+        return facing(z, *self.turning(m, t))
+
     def limb_swing(self, m, t):
         """Rotation of slot m's limb about its joint at times t [B, *X] -> [B, *X, 2, 2]."""
         d, nd = self.limb_p, t.dim() - 1
@@ -342,6 +372,8 @@ class ClipParams:
             den = 1 - dot2(self.tilt(m, t), u)[..., None]
             u = torch.where(den > 0.05, u / den.clamp_min(0.05), torch.full_like(u, 1e6))
         y = matvec2(inv2x2(A), u) + yc
+        if self.turn_p is not None:
+            y = to_surface(y, *self.turning(m, t))
         return y + self.deform(m, y, t)
 
     def stamp_to_out(self, m, z, t, iters=None):
@@ -351,6 +383,8 @@ class ClipParams:
         articulated = self.bend_p is not None
         iters = iters or (40 if articulated else 8)
         D = self.deformation(m, t)
+        if self.turn_p is not None:   # a turning cut-out neither deforms nor articulates: D = 0 there
+            z = to_apparent(z, *self.turning(m, t))
         y = z
         for i in range(iters):
             y_next = z - D(y)
@@ -508,9 +542,11 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     Hinv = torch.linalg.inv(cam.double()).float()
     bg_tr = apply_h(Hinv, u[:, None].expand(B, T, N, 2)).permute(0, 2, 1, 3)   # [B, N, T, 2]
     # objects: stamp coordinate at the query frame, then the inverse map at every frame; a limb
-    # point is a fixed point of the limb at rest, carried into the body's stamp at each frame
+    # point is a fixed point of the limb at rest, carried into the body's stamp at each frame; a
+    # point of a cut-out turning round is hidden while it faces away
     tall = times[None, None].expand(B, N, T)
     tracks = bg_tr
+    faces = torch.ones(B, N, T, dtype=torch.bool, device=device)
     t_q = tq.float() * opt.time_scale                                       # the query frames' times
     for m in range(M):
         zq = P.out_to_stamp(m, xq, t_q)                                     # [B, N, 2]
@@ -520,16 +556,18 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
             both = P.stamp_to_out(m, torch.cat([z, z_limb], 1), torch.cat([tall, tall], 1))
             tracks = torch.where((layer == M + 1 + m)[:, :, None, None], both[:, N:], tracks)
             z_tr = both[:, :N]
+            faces = torch.where((layer == M + 1 + m)[:, :, None], P.faces_camera(m, z_limb, tall), faces)
         else:
             z_tr = P.stamp_to_out(m, z, tall)                               # [B, N, T, 2]
         tracks = torch.where((layer == m + 1)[:, :, None, None], z_tr, tracks)
+        faces = torch.where((layer == m + 1)[:, :, None], P.faces_camera(m, z, tall), faces)
     inside = (tracks[..., 0] >= 0) & (tracks[..., 0] <= W - 1) & (tracks[..., 1] >= 0) & (tracks[..., 1] <= H - 1)
     rx = tracks[..., 0].round().clamp(0, W - 1).long()
     ry = tracks[..., 1].round().clamp(0, H - 1).long()
     tt = torch.arange(T, device=device)[None, None].expand(B, N, T)
     bb = torch.arange(B, device=device)[:, None, None].expand(B, N, T)
     top_at = top[bb, tt, ry, rx].long()
-    vis = inside & (top_at == layer[:, :, None])
+    vis = inside & (top_at == layer[:, :, None]) & faces
     # the query frame is visible by construction; enforce it against rounding at the border
     vis = vis | (tt == tq[:, :, None])
     return dict(video=video, tracks=tracks, vis=vis, tq=tq, layer=layer)

@@ -25,6 +25,10 @@ class SynthOptions:
     # clips whose background photo is flattened (blurred, and for half of them posterized into
     # flat bands): the textureless walls, skies and artwork of real scenes; 0 in the defaults too
     flat_prob: float = 0.0
+    # objects wrapped round a cylinder that turns about an axis in their plane (a body turning
+    # round: foreshortening towards its silhouette, its far side hidden by its near side); 0 in
+    # the defaults too
+    turn_prob: float = 0.0
     motion_blur_prob: float = 0.2
     defocus_prob: float = 0.25
     noise_max: float = 0.03
@@ -42,6 +46,8 @@ OPTION_FLAGS = (
     ("shake_prob", "fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)"),
     ("limb_prob", "fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)"),
     ("flat_prob", "fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)"),
+    ("turn_prob", "fraction of the objects (neither deformed nor articulated) turning round an axis in their "
+                  "plane, their far side hidden (0: rounds 1-14)"),
     ("time_scale", "the generator's time per frame: 0.5 renders every motion half as fast, so a clip of "
                    "2T frames spans what T frames did (1: rounds 1-13)"),
 )

@@ -8,7 +8,7 @@ import torch
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, ".."))
 from edgetap import photobanks, synth  # noqa: E402
-from edgetap.geometry import apply_h  # noqa: E402
+from edgetap.geometry import apply_h, dot2  # noqa: E402
 from edgetap.model import bilinear_sample  # noqa: E402
 
 DATA = os.path.join(HERE, "..", ".data")
@@ -33,16 +33,19 @@ def test_object_maps_invert_exactly():
 
 
 FOLLOW_CONTENT_CASES = [
-    (0.0, 0.0, 0.0, 96, 1.0), (1.0, 0.0, 0.0, 96, 1.0), (0.0, 1.0, 0.0, 96, 1.0), (0.0, 0.0, 1.0, 96, 1.0),
-    (0.0, 0.0, 0.0, (128, 72), 1.0), (1.0, 1.0, 1.0, (72, 128), 1.0), (1.0, 1.0, 1.0, 96, 0.4)]
+    (0.0, 0.0, 0.0, 96, 1.0, 0.0), (1.0, 0.0, 0.0, 96, 1.0, 0.0), (0.0, 1.0, 0.0, 96, 1.0, 0.0),
+    (0.0, 0.0, 1.0, 96, 1.0, 0.0), (0.0, 0.0, 0.0, (128, 72), 1.0, 0.0), (1.0, 1.0, 1.0, (72, 128), 1.0, 0.0),
+    (1.0, 1.0, 1.0, 96, 0.4, 0.0), (0.0, 0.0, 0.0, 96, 1.0, 1.0), (0.5, 1.0, 1.0, (72, 128), 1.0, 1.0)]
 
 
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
-@pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob,size,time_scale", FOLLOW_CONTENT_CASES)
-def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size, time_scale):
+@pytest.mark.parametrize("bend_prob,tilt_prob,shake_prob,size,time_scale,turn_prob", FOLLOW_CONTENT_CASES)
+def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size, time_scale, turn_prob):
     banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
     opt = synth.SynthOptions(motion_blur_prob=0, defocus_prob=0, noise_max=0, bend_prob=bend_prob,
-                             tilt_prob=tilt_prob, shake_prob=shake_prob, time_scale=time_scale)
+                             tilt_prob=tilt_prob, shake_prob=shake_prob, time_scale=time_scale,
+                             turn_prob=turn_prob,   # turning cut-outs are those that do not deform
+                             deform_prob=0.0 if turn_prob else synth.SynthOptions.deform_prob)
     gen = torch.Generator().manual_seed(3)
     B, T, N = 3, 8, 64
     W, H = synth.clip_size(size)
@@ -281,6 +284,50 @@ def test_time_scale_slows_every_motion():
     assert fast > 0.5 and slow < 0.5 * fast, (fast, slow)
 
 
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
+def test_turning_cutouts_invert_and_hide_their_far_side():
+    """A cut-out turning round an axis in its plane: its maps invert exactly where it faces the
+    camera, and a track is hidden while its point faces away, inside the frame or not."""
+    banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
+    opt = synth.SynthOptions(deform_prob=0.0, turn_prob=1.0, tilt_prob=0.5, motion_blur_prob=0,
+                             defocus_prob=0, noise_max=0)
+    B, T, N, S = 6, 16, 256, 128
+    P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(6), opt, "cpu")
+    assert bool(P.turn_p["on"].any())
+    P.turn_p["a"].fill_(synth.TURN_MAX), P.turn_p["w"].fill_(0.25)    # a whole swing within the clip
+    t = torch.arange(16.0)[None, None].expand(B, 200, 16)
+    far = 0
+    for m in range(P.M):
+        z = torch.rand(B, 200, 16, 2, generator=torch.Generator().manual_seed(m)) * photobanks.STAMP
+        x = P.stamp_to_out(m, z, t)
+        near = P.faces_camera(m, z, t)
+        # away from the silhouette, where the inverse's asin loses float32 digits as cos -> 0
+        centre, n, R, phi, on = P.turning(m, t)
+        clear = near & (~on | (torch.cos(dot2(z - centre, n) / R + phi) > 0.1))
+        assert (P.out_to_stamp(m, x, t) - z).norm(dim=-1)[clear].max().item() < 1e-3
+        assert (P.out_to_stamp(m, x, t) - z).norm(dim=-1)[near].max().item() < 0.05
+        far += int((~near).sum())
+    assert far > 0.05 * P.M * B * 200 * 16
+    orig = synth.ClipParams
+    synth.ClipParams = lambda *a, **k: P
+    try:
+        clip = synth.make_clips(banks, B, T, S, N, torch.Generator().manual_seed(6), opt, device="cpu")
+    finally:
+        synth.ClipParams = orig
+    tr, vis, layer, tq = clip["tracks"], clip["vis"], clip["layer"], clip["tq"]
+    # each object track's surface point, from its query, faces the camera or not at every frame
+    times = torch.arange(T, dtype=torch.float32)[None, None].expand(B, N, T)
+    xq = torch.gather(tr, 2, tq[:, :, None, None].expand(B, N, 1, 2))[:, :, 0]
+    faces = torch.ones(B, N, T, dtype=torch.bool)
+    for m in range(P.M):
+        zq = P.out_to_stamp(m, xq, tq.float())[:, :, None].expand(B, N, T, 2)
+        faces = torch.where((layer == m + 1)[:, :, None], P.faces_camera(m, zq, times), faces)
+    inside = (tr >= 0).all(-1) & (tr[..., 0] <= S - 1) & (tr[..., 1] <= S - 1)
+    assert (inside & ~faces).sum().item() > 20
+    assert not vis[~faces].any()
+    assert vis[inside & faces].float().mean().item() > 0.5
+
+
 if __name__ == "__main__":
     test_object_maps_invert_exactly()
     for case in FOLLOW_CONTENT_CASES:
@@ -291,5 +338,6 @@ if __name__ == "__main__":
     test_shake_moves_the_whole_image()
     test_shake_streaks_along_the_jolt()
     test_time_scale_slows_every_motion()
-    print(f"{7 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
+    test_turning_cutouts_invert_and_hide_their_far_side()
+    print(f"{8 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
 
