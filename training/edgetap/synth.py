@@ -4,8 +4,8 @@ A clip is a background photo under a smooth homography path (camera motion) plus
 `max_objects` photo cut-outs (RGBA) under smooth affine paths with optional smooth non-rigid
 deformation (travelling sine fields) or articulation (a part swinging about a hinge) and an
 optional turn of the cut-out's plane in depth (perspective foreshortening), an optional turn
-of the cut-out wrapped round a cylinder about an axis in its plane (a body turning round: its far
-side hidden by its near side, `turn.py`) and optional limbs (a capsule of the cut-out swinging
+of the cut-out wrapped round a body turning about an axis in its plane (its surface flowing
+across its outline, the far side hidden, `turn.py`) and optional limbs (a capsule of the cut-out swinging
 about a joint as a layer of its own, over or under its body), composited in a fixed z-order over a background that may be flattened (blurred,
 posterized), and optional camera shake (sudden jolts that move the whole image, with the
 streak they leave in the exposure). Every track is a point on one layer: its position in
@@ -35,7 +35,7 @@ SHAKE_EVENTS = 2        # jolts per shaken clip, at most
 FLAT_SIGMA_MAX = 12.0    # strongest blur of a flattened background, px of a 256 px frame
 LIMB_SWING_MAX = 0.9     # largest swing of a limb about its joint, rad
 TURN_MAX = 1.2           # largest swing of a cut-out turning round its in-plane axis, rad
-TURN_ARC = (0.6, 1.5)    # the angle its half-width covers round the cylinder, rad (R = half-width / it)
+TURN_RADIUS = STAMP / (2 * math.pi)   # its cylinder, stamp px: the stamp wraps once round it
 TILT_MAX = 0.25          # largest perspective term g.v over the cut-out's half-extent (0.25: its
                          # near side shows up to (1 + 0.25 sqrt 2) / (1 - 0.25 sqrt 2) = 2.1x its far side)
 
@@ -184,15 +184,16 @@ class ClipParams:
                                sigma=_u(gen, B, lo=3.0, hi=FLAT_SIGMA_MAX) * m0 * side / 256.0,
                                levels=torch.where(torch.rand(B, generator=gen) < 0.5,
                                                   torch.randint(3, 9, (B,), generator=gen).float(), torch.zeros(B)))
-        # turning round (drawn last too), for the objects that neither deform nor articulate:
-        # phi(t) = phi0 + a sin(w t + psi) about the axis across n, radius R (stamp px)
+        # turning round (drawn last too), for the objects that neither deform, articulate nor
+        # have a limb: phi(t) = phi0 + a sin(w t + psi) about the axis across n
         self.turn_p = None
         if opt.turn_prob > 0:
             turn = (torch.rand(B, M, generator=gen) < opt.turn_prob) & (deform[..., 0] == 0)
             if self.bend_p is not None:
                 turn = turn & (self.bend_p["a"] == 0)
+            if self.limb_p is not None:
+                turn = turn & (self.limb_p["on"] == 0)
             self.turn_p = dict(on=turn, n=_rand_dir(gen, B, M),
-                               R=(STAMP / 2.0) / _u(gen, B, M, lo=TURN_ARC[0], hi=TURN_ARC[1]),
                                phi0=_u(gen, B, M, lo=-0.4, hi=0.4), a=_u(gen, B, M, lo=0.3, hi=TURN_MAX),
                                w=_u(gen, B, M, lo=0.05, hi=0.2), psi=_u(gen, B, M, hi=2 * math.pi))
         for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
@@ -324,7 +325,7 @@ class ClipParams:
         phi = self._p(d, "phi0", m, nd) + self._p(d, "a", m, nd) * torch.sin(
             self._p(d, "w", m, nd) * t + self._p(d, "psi", m, nd))
         on = self._p(d, "on", m, nd).expand_as(phi)
-        return (STAMP - 1) / 2.0, self._p(d, "n", m, nd), self._p(d, "R", m, nd), phi, on
+        return (STAMP - 1) / 2.0, self._p(d, "n", m, nd), TURN_RADIUS, phi, on
 
     def faces_camera(self, m, z, t):
         """[B, *X] bool: the stamp point z [B, *X, 2] of slot m faces the camera at t (always,

@@ -46,7 +46,7 @@ OPTION_FLAGS = (
     ("shake_prob", "fraction of the clips whose camera jolts, smearing the frames (0: rounds 1-4)"),
     ("limb_prob", "fraction of the objects with a limb swinging over or under their body (0: rounds 1-6)"),
     ("flat_prob", "fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)"),
-    ("turn_prob", "fraction of the objects (neither deformed nor articulated) turning round an axis in their "
+    ("turn_prob", "fraction of the objects (not deformed, articulated or limbed) turning round an axis in their "
                   "plane, their far side hidden (0: rounds 1-14)"),
     ("time_scale", "the generator's time per frame: 0.5 renders every motion half as fast, so a clip of "
                    "2T frames spans what T frames did (1: rounds 1-13)"),
