@@ -72,6 +72,8 @@ def parse():
     ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
     ap.add_argument("--val-long", action="store_true",
                     help="also validate on evalsets.VAL_LONG (8 clips x 96 frames of slow motion): val_long_AJ")
+    ap.add_argument("--val-turn", action="store_true",
+                    help="also validate on the validation clips with turning bodies (evaluate.py's val-turn): val_turn_AJ")
     ap.add_argument("--cpu", action="store_true", help="CPU, fp32 (tests only)")
     return ap.parse_args()
 
@@ -289,13 +291,16 @@ def main():
         ema = WeightAverage(model, args.ema, ck.get("ema") if ck is not None else None)
 
     banks = photobanks.load_train_banks(args.data, dev, "train", seed=args.seed)
-    val_seqs = val_long_seqs = None
+    val_seqs = None
+    more_val = {}   # further validation sets, scored as NAME_AJ (and NAME_AJ_ema)
     if rank == 0:
         val_banks = photobanks.load_train_banks(args.data, dev, "val", seed=args.seed)
         spec = dict(evalsets.VAL, clips=args.val_clips, frames=args.val_frames)
         val_seqs = evalsets.generated_sequences(val_banks, spec, dev)
         if args.val_long:
-            val_long_seqs = evalsets.val_long_sequences(val_banks, dev)
+            more_val["val_long"] = evalsets.val_long_sequences(val_banks, dev)
+        if args.val_turn:
+            more_val["val_turn"] = evalsets.val_turn_sequences(val_banks, spec, dev)
         print(f"params {count_params(model)}; banks: {banks.bg.shape[0]} bg, {banks.stamps.shape[0]} stamps; "
               f"world {world}; resume step {state['step']} at {state['seconds']:.0f}s of {state['total_seconds']:.0f}s; "
               f"setup {time.time() - t_start:.1f}s", flush=True)
@@ -314,14 +319,14 @@ def main():
         model.eval()
         m, mc = scores(model, val_seqs)
         rec = dict(val_AJ=m["AJ"], val_davg=m["delta_avg"], val_OA=m["OA"], val_AJ_conf=mc["AJ"], val_OA_conf=mc["OA"])
-        if val_long_seqs is not None:
-            rec.update(val_long_AJ=scores(model, val_long_seqs)[0]["AJ"])
+        for name, seqs in more_val.items():
+            rec[f"{name}_AJ"] = scores(model, seqs)[0]["AJ"]
         model.train()
         if ema is not None:
             m, mc = scores(ema.model, val_seqs)
             rec.update(val_AJ_ema=m["AJ"], val_AJ_conf_ema=mc["AJ"])
-            if val_long_seqs is not None:
-                rec.update(val_long_AJ_ema=scores(ema.model, val_long_seqs)[0]["AJ"])
+            for name, seqs in more_val.items():
+                rec[f"{name}_AJ_ema"] = scores(ema.model, seqs)[0]["AJ"]
         return rec
 
     model.train()

@@ -113,6 +113,17 @@ def score_sequence(seq, pred_xy, pred_vis):
     return m
 
 
+def val_turn_options(opt=None):
+    """The generator options of val-turn: opt's (default: the defaults) with every cut-out that
+    neither deforms, articulates nor has a limb turning round (synth_options turn_prob 1)."""
+    return dataclasses.replace(opt or SynthOptions(), turn_prob=1.0)
+
+
+def val_turn_sequences(val_banks, spec, device, opt=None):
+    """The validation clips of spec (evalsets.VAL or train.py's shorter set) with turning bodies."""
+    return generated_sequences(val_banks, spec, device, val_turn_options(opt))
+
+
 def val_long_options(opt=None):
     """The generator options of VAL_LONG: opt's (default: the defaults) at VAL_LONG_TIME_SCALE."""
     return dataclasses.replace(opt or SynthOptions(), time_scale=VAL_LONG_TIME_SCALE)

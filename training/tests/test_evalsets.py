@@ -75,7 +75,14 @@ def test_a_rounds_generator_flags_reach_the_generated_sets():
     long_set = load_set("val-long", DATA, "cpu", size=64)
     assert len(long_set) == evalsets.VAL_LONG["clips"]
     assert tuple(long_set[0]["video"].shape) == (evalsets.VAL_LONG["frames"], 3, 64, 64)
-    plain = load_set("val", DATA, "cpu", size=64)[0]
+    # val-turn keeps a round's options and turns every body that may
+    assert evalsets.val_turn_options(opt) == synth_options.SynthOptions(flat_prob=1.0, limb_prob=0.3, turn_prob=1.0)
+    turn_set = load_set("val-turn", DATA, "cpu", size=64)
+    assert len(turn_set) == evalsets.VAL["clips"]
+    plain_set = load_set("val", DATA, "cpu", size=64)
+    assert tuple(turn_set[0]["video"].shape) == tuple(plain_set[0]["video"].shape)
+    assert any(not np.array_equal(p["video"].numpy(), q["video"].numpy()) for p, q in zip(plain_set, turn_set))
+    plain = plain_set[0]
     flat = load_set("val", DATA, "cpu", size=64, gen_opt=opt)[0]
     assert plain["video"].shape == flat["video"].shape
     assert not np.array_equal(plain["video"].numpy(), flat["video"].numpy())
