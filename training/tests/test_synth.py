@@ -15,6 +15,17 @@ from edgetap.model import bilinear_sample  # noqa: E402
 DATA = os.path.join(HERE, "..", ".data")
 
 
+def clips_with(P, banks, B, T, S, N, gen, opt):
+    """make_clips with the clip parameters P (make_clips draws its own: ClipParams is replaced
+    while it runs), so that a test can set them."""
+    orig = synth.ClipParams
+    synth.ClipParams = lambda *a, **k: P
+    try:
+        return synth.make_clips(banks, B, T, S, N, gen, opt, device="cpu")
+    finally:
+        synth.ClipParams = orig
+
+
 def test_object_maps_invert_exactly():
     """stamp_to_out is the inverse of out_to_stamp for sine-deformed, articulated and tilted
     objects: the ground truth of every object track rests on it."""
@@ -62,13 +73,7 @@ def test_tracks_follow_content(bend_prob, tilt_prob, shake_prob, size, time_scal
         P.shake_p["shutter"].zero_()
         times = torch.arange(T, dtype=torch.float32)[None].expand(B, T) * time_scale
         assert P.shake(times)[0].norm(dim=-1).amax(1).min() > 8
-    # make_clips draws its own params: monkeypatch ClipParams to return P
-    orig = synth.ClipParams
-    synth.ClipParams = lambda *a, **k: P
-    try:
-        clip = synth.make_clips(banks, B, T, size, N, gen, opt, device="cpu")
-    finally:
-        synth.ClipParams = orig
+    clip = clips_with(P, banks, B, T, size, N, gen, opt)
     v, tr, vis, tq = clip["video"], clip["tracks"], clip["vis"], clip["tq"]
     assert v.shape == (B, T, 3, H, W) and tr.shape == (B, N, T, 2)
     # points seen after their query frame spread over the whole frame, x along W and y along H
@@ -100,12 +105,7 @@ def test_limbs_swing_carry_their_tracks_and_hide_their_body():
     for key in ("g0", "g1", "obj_g0", "obj_g1", "gray"):
         P.photo[key].zero_()
     P.photo["contrast"].fill_(1.0)
-    orig = synth.ClipParams
-    synth.ClipParams = lambda *a, **k: P
-    try:
-        clip = synth.make_clips(banks, B, T, S, N, torch.Generator().manual_seed(4), opt, device="cpu")
-    finally:
-        synth.ClipParams = orig
+    clip = clips_with(P, banks, B, T, S, N, torch.Generator().manual_seed(4), opt)
     v, tr, vis, tq, layer = clip["video"], clip["tracks"], clip["vis"], clip["tq"], clip["layer"]
     M = P.M
     limb = (layer > M)[:, :, None].expand_as(vis)
@@ -150,12 +150,7 @@ def test_flattened_backgrounds_lose_texture_not_tracks():
     clips = []
     for flat_on in (1.0, 0.0):
         P.flat_p["on"].fill_(flat_on)
-        orig = synth.ClipParams
-        synth.ClipParams = lambda *a, **k: P
-        try:
-            clips.append(synth.make_clips(banks, B, T, S, N, torch.Generator().manual_seed(6), opt, device="cpu"))
-        finally:
-            synth.ClipParams = orig
+        clips.append(clips_with(P, banks, B, T, S, N, torch.Generator().manual_seed(6), opt))
     flat, sharp = clips
     for key in ("tracks", "vis", "tq", "layer"):
         assert torch.equal(flat[key], sharp[key]), key
@@ -314,12 +309,7 @@ def test_turning_cutouts_invert_and_hide_their_far_side():
         assert (P.out_to_stamp(m, x, t) - z).norm(dim=-1)[near].max().item() < 0.05
         far += int((~near).sum())
     assert far > 0.05 * P.M * B * 200 * 16
-    orig = synth.ClipParams
-    synth.ClipParams = lambda *a, **k: P
-    try:
-        clip = synth.make_clips(banks, B, T, S, N, torch.Generator().manual_seed(6), opt, device="cpu")
-    finally:
-        synth.ClipParams = orig
+    clip = clips_with(P, banks, B, T, S, N, torch.Generator().manual_seed(6), opt)
     tr, vis, layer, tq = clip["tracks"], clip["vis"], clip["layer"], clip["tq"]
     # each object track's surface point, from its query, faces the camera or not at every frame
     times = torch.arange(T, dtype=torch.float32)[None, None].expand(B, N, T)
