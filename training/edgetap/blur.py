@@ -1,8 +1,11 @@
-"""Separable Gaussian blurs with one sigma per image, for the clip synthesizer."""
+"""Blurs for the clip synthesizer: separable Gaussians with one sigma per image, and the streak
+of an image moving during the exposure."""
 import math
 
 import torch
 import torch.nn.functional as F
+
+from .geometry import pixel_grid
 
 
 def gaussian_taps(sigma, radius):
@@ -36,3 +39,23 @@ def blur_images(x, sigma):
     B, C, H, W = x.shape
     taps = gaussian_taps(sigma, int(math.ceil(3 * float(sigma.max())))).repeat_interleave(C, 0)
     return separable_blur(x.reshape(1, B * C, H, W), taps, "reflect").reshape(B, C, H, W)
+
+
+def streak(img, vel, max_taps=33):
+    """The exposure of frames img [B, T, C, H, W] translating at vel [B, T, 2] px per exposure:
+    each frame averaged along its own velocity, over taps <= 1.5 px apart, centred on the frame."""
+    B, T, C, H, W = img.shape
+    longest = float(vel.norm(dim=-1).max())
+    if longest < 0.5:
+        return img
+    taps = int(min(max_taps, max(3, math.ceil(longest / 1.5) + 1)))
+    dev = img.device
+    pix = pixel_grid(W, H, dev).reshape(1, H, W, 2)
+    to_grid = torch.tensor([2.0 / (W - 1), 2.0 / (H - 1)], device=dev)
+    x = img.reshape(B * T, C, H, W)
+    v = vel.reshape(B * T, 1, 1, 2)
+    acc = torch.zeros_like(x)
+    for f in torch.linspace(-0.5, 0.5, taps).tolist():
+        g = (pix - f * v) * to_grid - 1.0
+        acc = acc + F.grid_sample(x, g, mode="bilinear", padding_mode="border", align_corners=True)
+    return (acc / taps).reshape(B, T, C, H, W)

@@ -48,3 +48,10 @@ def inv2x2(A):
     a, b, c, d = A[..., 0, 0], A[..., 0, 1], A[..., 1, 0], A[..., 1, 1]
     det = a * d - b * c
     return torch.stack([torch.stack([d, -b], -1), torch.stack([-c, a], -1)], -2) / det[..., None, None]
+
+
+def pixel_grid(W, H, device):
+    """Pixel centres (x, y) of an H x W image, row by row -> [H * W, 2]."""
+    ys, xs = torch.meshgrid(torch.arange(H, device=device, dtype=torch.float32),
+                            torch.arange(W, device=device, dtype=torch.float32), indexing="ij")
+    return torch.stack([xs, ys], -1).reshape(H * W, 2)

@@ -22,8 +22,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .blur import blur_images, defocus
-from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, rot
+from .blur import blur_images, defocus, streak
+from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, pixel_grid, rot
 from .photobanks import BG, STAMP
 from .synth_options import SynthOptions
 from .turn import facing, to_apparent, to_surface
@@ -185,7 +185,9 @@ class ClipParams:
                                levels=torch.where(torch.rand(B, generator=gen) < 0.5,
                                                   torch.randint(3, 9, (B,), generator=gen).float(), torch.zeros(B)))
         # turning round (drawn last too), for the objects that neither deform, articulate nor
-        # have a limb: phi(t) = phi0 + a sin(w t + psi) about the axis across n
+        # have a limb: phi(t) = phi0 + a sin(w t + psi) about the axis across n; for 3 in 4 the
+        # axis is near the stamp's vertical (n within about 0.2 rad of its x axis), as an
+        # upright body turns round, for the others any direction
         self.turn_p = None
         if opt.turn_prob > 0:
             turn = (torch.rand(B, M, generator=gen) < opt.turn_prob) & (deform[..., 0] == 0)
@@ -193,7 +195,10 @@ class ClipParams:
                 turn = turn & (self.bend_p["a"] == 0)
             if self.limb_p is not None:
                 turn = turn & (self.limb_p["on"] == 0)
-            self.turn_p = dict(on=turn, n=_rand_dir(gen, B, M),
+            upright = torch.rand(B, M, generator=gen) < 0.75
+            tipped = _n(gen, B, M, std=0.2)
+            n = torch.where(upright[..., None], torch.stack([torch.cos(tipped), torch.sin(tipped)], -1), _rand_dir(gen, B, M))
+            self.turn_p = dict(on=turn, n=n,
                                phi0=_u(gen, B, M, lo=-0.4, hi=0.4), a=_u(gen, B, M, lo=0.3, hi=TURN_MAX),
                                w=_u(gen, B, M, lo=0.05, hi=0.2), psi=_u(gen, B, M, hi=2 * math.pi))
         for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
@@ -406,20 +411,13 @@ def _sample_tex(tex, coords, size):
     return F.grid_sample(tex, g, mode="bilinear", padding_mode="zeros", align_corners=True)
 
 
-def _pixel_grid(W, H, device):
-    """Pixel centres (x, y) of an H x W image, row by row -> [H * W, 2]."""
-    ys, xs = torch.meshgrid(torch.arange(H, device=device, dtype=torch.float32),
-                            torch.arange(W, device=device, dtype=torch.float32), indexing="ij")
-    return torch.stack([xs, ys], -1).reshape(H * W, 2)
-
-
 def _render(banks, P, times, bg=None):
     """Renders frames at times [T] over the background textures bg (default _backgrounds)
     -> (rgb [B, T, 3, H, W] in 0..1, top layer id [B, T, H, W])."""
     B, M, W, H = P.B, P.M, P.W, P.H
     T = times.shape[0]
     dev = times.device
-    pix = _pixel_grid(W, H, dev)[None]                                          # [1, H*W, 2]
+    pix = pixel_grid(W, H, dev)[None]                                          # [1, H*W, 2]
     cam = P.cam_h(times)                                                          # [B, T, 3, 3]
     src = apply_h(cam, pix[None].expand(B, T, H * W, 2))                         # [B, T, H*W, 2]
     # reflection padding keeps the frame filled when the camera looks past the photo's edge
@@ -502,7 +500,9 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
             acc = acc + _render(banks, P, times + off * P.shutter * opt.time_scale, bg)[0]
         img = acc / 3.0
     if P.shake_p is not None:
-        img = _shake_streak(img, P, times, opt.time_scale)
+        # the jolt moves every layer alike: the exposure is a line average of the frame itself
+        vel = P.shake(times[None].expand(P.B, T))[1] * (P.shake_p["shutter"][:, None, None] * opt.time_scale)
+        img = streak(img, vel)
     ph = P.photo
     mean = img.mean(dim=(2, 3, 4), keepdim=True)
     img = (img - mean) * ph["contrast"][:, None, None, None, None] + mean
@@ -572,25 +572,3 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     # the query frame is visible by construction; enforce it against rounding at the border
     vis = vis | (tt == tq[:, :, None])
     return dict(video=video, tracks=tracks, vis=vis, tq=tq, layer=layer)
-
-
-def _shake_streak(img, P, times, time_scale=1.0, max_taps=33):
-    """Smears each frame along its camera-shake velocity over the clip's shutter: the exposure
-    of an image translating at v px per frame, sampled at taps <= 1.5 px apart. The jolt moves
-    every layer alike, so the streak is a line average of the frame itself."""
-    B, T, C, H, W = img.shape
-    vel = P.shake(times[None].expand(B, T))[1] * (P.shake_p["shutter"][:, None, None] * time_scale)   # [B, T, 2]
-    longest = float(vel.norm(dim=-1).max())
-    if longest < 0.5:
-        return img
-    taps = int(min(max_taps, max(3, math.ceil(longest / 1.5) + 1)))
-    dev = img.device
-    pix = _pixel_grid(W, H, dev).reshape(1, H, W, 2)
-    to_grid = torch.tensor([2.0 / (W - 1), 2.0 / (H - 1)], device=dev)
-    x = img.reshape(B * T, C, H, W)
-    v = vel.reshape(B * T, 1, 1, 2)
-    acc = torch.zeros_like(x)
-    for f in torch.linspace(-0.5, 0.5, taps).tolist():
-        g = (pix - f * v) * to_grid - 1.0
-        acc = acc + F.grid_sample(x, g, mode="bilinear", padding_mode="border", align_corners=True)
-    return (acc / taps).reshape(B, T, C, H, W)
