@@ -5,12 +5,13 @@ A clip is a background photo under a smooth homography path (camera motion) plus
 deformation (travelling sine fields) or articulation (a part swinging about a hinge) and an
 optional turn of the cut-out's plane in depth (perspective foreshortening), an optional turn
 of the cut-out wrapped round a body turning about an axis in its plane (its surface flowing
-across its outline, the far side hidden, `turn.py`) and optional limbs (a capsule of the cut-out swinging
-about a joint as a layer of its own, over or under its body), composited in a fixed z-order over a background that may be flattened (blurred,
-posterized), and optional camera shake (sudden jolts that move the whole image, with the
-streak they leave in the exposure). Every track is a point on one layer: its position in
-every frame follows from the layer's transform, and it is visible where it is inside the frame
-and its own layer is the topmost opaque one (alpha > 0.5) at its pixel. Photometric drift per
+across its outline, the far side hidden, `turn.py`) and optional limbs (a capsule of the
+cut-out swinging about a joint as a layer of its own, over or under its body), composited in a
+fixed z-order over a background that may be flattened (blurred, posterized), and optional
+camera shake (sudden jolts that move the whole image, with the streak they leave in the
+exposure). Every track is a point on one layer: its position in every frame follows from the
+layer's transform, and it is visible where it is inside the frame, its own layer is the topmost
+opaque one (alpha > 0.5) at its pixel and (on a turning body) it faces the camera. Photometric drift per
 layer, global gain, noise, defocus blur and motion blur (averaged sub-frame renders).
 
 All paths are functions of continuous time, so motion blur is an average of renders at
@@ -197,7 +198,8 @@ class ClipParams:
                 turn = turn & (self.limb_p["on"] == 0)
             upright = torch.rand(B, M, generator=gen) < 0.75
             tipped = _n(gen, B, M, std=0.2)
-            n = torch.where(upright[..., None], torch.stack([torch.cos(tipped), torch.sin(tipped)], -1), _rand_dir(gen, B, M))
+            n = torch.where(upright[..., None], torch.stack([torch.cos(tipped), torch.sin(tipped)], -1),
+                            _rand_dir(gen, B, M))
             self.turn_p = dict(on=turn, n=n,
                                phi0=_u(gen, B, M, lo=-0.4, hi=0.4), a=_u(gen, B, M, lo=0.3, hi=TURN_MAX),
                                w=_u(gen, B, M, lo=0.05, hi=0.2), psi=_u(gen, B, M, hi=2 * math.pi))
@@ -417,7 +419,7 @@ def _render(banks, P, times, bg=None):
     B, M, W, H = P.B, P.M, P.W, P.H
     T = times.shape[0]
     dev = times.device
-    pix = pixel_grid(W, H, dev)[None]                                          # [1, H*W, 2]
+    pix = pixel_grid(W, H, dev)[None]                                           # [1, H*W, 2]
     cam = P.cam_h(times)                                                          # [B, T, 3, 3]
     src = apply_h(cam, pix[None].expand(B, T, H * W, 2))                         # [B, T, H*W, 2]
     # reflection padding keeps the frame filled when the camera looks past the photo's edge

@@ -37,8 +37,8 @@ def to_surface(y, centre, n, R, phi, on):
     ratio = s_shown / R
     angle = torch.asin(ratio.clamp(-1.0, 1.0)) - phi
     angle = torch.remainder(angle + math.pi, 2 * math.pi) - math.pi
-    surface = torch.where((ratio.abs() <= 1.0 + SILHOUETTE_TOL)[..., None], y + (R * angle - s_shown)[..., None] * n,
-                          torch.full_like(y, OUTSIDE))
+    on_cylinder = ratio.abs() <= 1.0 + SILHOUETTE_TOL
+    surface = torch.where(on_cylinder[..., None], y + (R * angle - s_shown)[..., None] * n, torch.full_like(y, OUTSIDE))
     return torch.where(on[..., None], surface, y)
 
 

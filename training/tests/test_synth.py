@@ -301,7 +301,8 @@ def test_turning_cutouts_invert_and_hide_their_far_side():
         # (a corner of the stamp) is the same surface point as one a turn nearer
         centre, n, R, phi, on = P.turning(m, t)
         s = dot2(z - centre, n)
-        z = torch.where((on & (s.abs() > math.pi * R))[..., None], z - (torch.sign(s) * 2 * math.pi * R)[..., None] * n, z)
+        wrapped = z - (torch.sign(s) * 2 * math.pi * R)[..., None] * n
+        z = torch.where((on & (s.abs() > math.pi * R))[..., None], wrapped, z)
         x = P.stamp_to_out(m, z, t)
         near = P.faces_camera(m, z, t)
         # away from the silhouette, where the inverse's asin loses float32 digits as cos -> 0
@@ -326,7 +327,8 @@ def test_turning_cutouts_invert_and_hide_their_far_side():
     # turned away behind its own body: the layer drawn at the track's pixel is its own
     _, top = synth._render(banks, P, torch.arange(T, dtype=torch.float32))
     rx, ry = tr[..., 0].round().clamp(0, S - 1).long(), tr[..., 1].round().clamp(0, S - 1).long()
-    own_layer_drawn = top[torch.arange(B)[:, None, None], torch.arange(T)[None, None], ry, rx].long() == layer[:, :, None]
+    drawn = top[torch.arange(B)[:, None, None], torch.arange(T)[None, None], ry, rx].long()
+    own_layer_drawn = drawn == layer[:, :, None]
     assert (inside & ~faces & own_layer_drawn).sum().item() > 20
 
 
