@@ -14,9 +14,9 @@ Sets (all query-first; coordinates scaled to 256x256; thresholds 1,2,4,8,16 px, 
          frames, every motion at 0.4 of the generator's speed (train.py --val-long)
   val-turn  the validation clips with every cut-out that neither deforms, articulates nor has a
          limb turning round (synth_options turn_prob 1; train.py --val-turn)
-  (--bend-prob, --tilt-prob, --shake-prob, --limb-prob, --flat-prob, --time-scale render gen and
-  val with a training round's generator options instead of the defaults that define the sets;
-  val-long keeps its own time scale)
+  (--bend-prob, --tilt-prob, --shake-prob, --limb-prob, --flat-prob, --turn-prob, --time-scale
+  render gen and val with a training round's generator options instead of the defaults that
+  define the sets; val-long keeps its own time scale, val-turn turns every body it may)
   badja  shared/data/eval/badja (AJ, delta_avg, OA, PCK@0.2*sqrt(mask area) in original pixels)
   pairs  shared/data/eval/pairs (2-frame sequences)
   any other name: a folder of sequences under --eval-root (e.g. synth-eval-v1, the eval issue's
