@@ -12,11 +12,10 @@ import sys
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgetap import evalsets, synth  # noqa: E402
-from edgetap.weights import load_checkpoint_model, load_exported_model  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from edgetap import evalsets, synth  # noqa: E402
+from edgetap.weights import load_model  # noqa: E402
 
 
 def error_rows(seq, xy):
@@ -43,11 +42,7 @@ def main():
     ap.add_argument("--eval-root", default=os.path.join(HERE, "..", "..", "shared", "data", "eval"))
     args = ap.parse_args()
     torch.set_num_threads(2)
-    if args.ckpt:
-        model, _ = load_checkpoint_model(args.ckpt, ema=args.ema)
-    else:
-        model = load_exported_model(args.weights, os.path.splitext(args.weights)[0] + ".json")
-    model.eval()
+    model = load_model(args.weights, args.ckpt, args.ema)
     for name in args.sequences:
         folder = os.path.join(args.eval_root, "badja", name)
         if not os.path.isfile(os.path.join(folder, "gt.json")):

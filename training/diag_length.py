@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, photobanks  # noqa: E402
-from edgetap.weights import load_checkpoint_model, load_exported_model  # noqa: E402
+from edgetap.weights import load_model  # noqa: E402
 
 PREFIXES = (16, 24, 32, 48)
 RANGES = ((1, 16), (16, 32), (32, 48))
@@ -59,12 +59,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(os.cpu_count() or 1)
     dev = torch.device("cpu")
-    if args.ckpt:
-        model, _ = load_checkpoint_model(args.ckpt)
-    else:
-        base = os.path.join(root, "models", "edgetap-small")
-        model = load_exported_model(base + ".safetensors", base + ".json")
-    model.eval()
+    model = load_model(os.path.join(root, "models", "edgetap-small.safetensors"), args.ckpt)
     sets = {"gen (reserved photos)": (photobanks.load_reserved_banks(args.data, dev), evalsets.GEN_EVAL),
             "val photos, 48 frames": (photobanks.load_train_banks(args.data, dev, "val"),
                                       dict(evalsets.VAL, clips=16, frames=48))}

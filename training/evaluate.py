@@ -37,7 +37,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, photobanks, synth, synth_options  # noqa: E402
-from edgetap.weights import load_checkpoint_model, load_exported_model  # noqa: E402
+from edgetap.weights import load_model  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -133,14 +133,13 @@ def main():
     precision = torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16)
     if args.ema and not args.ckpt:
         raise SystemExit("evaluate: --ema needs --ckpt (exported weights hold one set)")
+    try:
+        model = load_model(args.weights, args.ckpt, args.ema)
+    except ValueError as e:
+        raise SystemExit(f"evaluate: {e}")
     if args.ckpt:
-        try:
-            model, _ = load_checkpoint_model(args.ckpt, ema=args.ema)
-        except ValueError as e:
-            raise SystemExit(f"evaluate: {e}")
         rule, threshold = "vis*conf", 0.5
     else:
-        model = load_exported_model(args.weights, os.path.splitext(args.weights)[0] + ".json")
         info = json.load(open(os.path.splitext(args.weights)[0] + ".json"))
         rule, threshold = info.get("visible_rule", "vis"), info.get("vis_threshold", 0.5)
     if args.vis_threshold is not None:

@@ -5,6 +5,7 @@ length, a JSON header {name: {dtype, shape, data_offsets}, "__metadata__": {...}
 spaces to a multiple of 8 bytes, then the raw little-endian tensor data in header order.
 """
 import json
+import os
 import struct
 
 import numpy as np
@@ -78,6 +79,15 @@ def load_exported_model(st_path, json_path):
     sd = {k: torch.from_numpy(v) for k, v in tensors.items()}
     m.load_state_dict(sd, strict=True)
     return m
+
+
+def load_model(weights, ckpt=None, ema=False):
+    """The network to evaluate, in eval mode with BatchNorm folded: the training checkpoint
+    `ckpt` (its averaged weights with `ema`) when given, else the exported `weights`
+    (NAME.safetensors beside NAME.json)."""
+    if ckpt:
+        return load_checkpoint_model(ckpt, ema=ema)[0]
+    return load_exported_model(weights, os.path.splitext(weights)[0] + ".json")
 
 
 @torch.no_grad()
