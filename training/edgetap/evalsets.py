@@ -146,7 +146,8 @@ def generated_sequences(banks, spec, device, opt=None):
         out.append(dict(name=f"gen{c:02d}", video=clip["video"][0].round().clamp(0, 255).to(torch.uint8).cpu(),
                         W=W, H=H, gt_xy=tr, known=np.ones(tr.shape[:2], bool),
                         gt_vis=clip["vis"][0].cpu().numpy(), tq=clip["tq"][0].cpu().numpy(),
-                        q=tr[np.arange(tr.shape[0]), clip["tq"][0].cpu().numpy()], mask_area=None))
+                        q=tr[np.arange(tr.shape[0]), clip["tq"][0].cpu().numpy()], mask_area=None,
+                        layer=clip["layer"][0].cpu().numpy(), bg_xy=clip["bg_tracks"][0].cpu().double().numpy()))
     return out
 
 

@@ -6,8 +6,8 @@ deformation (travelling sine fields) or articulation (a part swinging about a hi
 optional turn of the cut-out's plane in depth (perspective foreshortening), an optional turn
 of the cut-out wrapped round a body turning about an axis in its plane (its surface flowing
 across its outline, the far side hidden, `turn.py`) and optional limbs (a capsule of the
-cut-out swinging about a joint as a layer of its own, over or under its body), composited in a
-fixed z-order over a background that may be flattened (blurred, posterized), and optional
+cut-out swinging about a joint as a layer of its own, over or under its body), optionally drawn
+pale (colours blurred and pulled toward their mean, `pale.py`), composited in a fixed z-order over a background that may be flattened (blurred, posterized), and optional
 camera shake (sudden jolts that move the whole image, with the streak they leave in the
 exposure). Every track is a point on one layer: its position in every frame follows from the
 layer's transform, and it is visible where it is inside the frame, its own layer is the topmost
@@ -27,6 +27,7 @@ from .blur import blur_images, defocus, streak
 from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, pixel_grid, rot
 from .photobanks import BG, STAMP
 from .synth_options import SynthOptions
+from .pale import PALE_KEEP, PALE_SIGMA_MAX, paled
 from .turn import facing, to_apparent, to_surface
 
 BEND_MAX = 0.3           # largest articulation swing, rad
@@ -203,8 +204,15 @@ class ClipParams:
             self.turn_p = dict(on=turn, n=n,
                                phi0=_u(gen, B, M, lo=-0.4, hi=0.4), a=_u(gen, B, M, lo=0.3, hi=TURN_MAX),
                                w=_u(gen, B, M, lo=0.05, hi=0.2), psi=_u(gen, B, M, hi=2 * math.pi))
+        # pale cut-outs (drawn last too): the stamp's colours blurred by sigma stamp px and pulled
+        # toward their mean, keeping `keep` of their contrast: fur, skin, plain clothes
+        self.pale_p = None
+        if opt.pale_prob > 0:
+            self.pale_p = dict(on=(torch.rand(B, M, generator=gen) < opt.pale_prob).float(),
+                               sigma=_u(gen, B, M, lo=1.5, hi=PALE_SIGMA_MAX),
+                               keep=_u(gen, B, M, lo=PALE_KEEP[0], hi=PALE_KEEP[1]))
         for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
-                  self.shake_p or {}, self.limb_p or {}, self.flat_p or {}, self.turn_p or {}):
+                  self.shake_p or {}, self.limb_p or {}, self.flat_p or {}, self.turn_p or {}, self.pale_p or {}):
             for k in d:
                 d[k] = d[k].to(device)
         self.active = self.active.to(device)
@@ -436,6 +444,8 @@ def _render(banks, P, times, bg=None):
     for m in range(M):
         z = P.out_to_stamp(m, pix[:, None], tgrid)                               # [B, T, H*W, 2]
         st = banks.stamps[P.st_idx[:, m]].float() / 255.0                        # [B, 4, STAMP, STAMP]
+        if P.pale_p is not None:
+            st = paled(st, P.pale_p, m)
         og = torch.exp(ph["obj_g0"][:, m, None] + ph["obj_g1"][:, m, None] * tt)[..., None, None]  # [B, T, 3, 1, 1]
         active = P.active[:, m, None, None, None, None]
 
@@ -487,7 +497,8 @@ def _over(img, top, rgb, gain, alpha, layer_id):
 def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     """S: the side of square clips, or (W, H). Returns dict: video [B, T, 3, H, W] float 0..255,
     tracks [B, N, T, 2] (x, y pixels of the clip, centres at integers), vis [B, N, T] bool,
-    tq [B, N] long (vis[b, n, tq] is True)."""
+    tq [B, N] long (vis[b, n, tq] is True), layer [B, N] (0: background, m + 1: object slot m,
+    above M: a limb), bg_tracks [B, N, T, 2] (the path of the background point under each query)."""
     opt = opt or SynthOptions()
     P = ClipParams(banks, B, T, S, gen, opt, device)
     M, W, H = P.M, P.W, P.H
@@ -573,4 +584,4 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     vis = inside & (top_at == layer[:, :, None]) & faces
     # the query frame is visible by construction; enforce it against rounding at the border
     vis = vis | (tt == tq[:, :, None])
-    return dict(video=video, tracks=tracks, vis=vis, tq=tq, layer=layer)
+    return dict(video=video, tracks=tracks, vis=vis, tq=tq, layer=layer, bg_tracks=bg_tr)

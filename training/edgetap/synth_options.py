@@ -29,6 +29,9 @@ class SynthOptions:
     # round: foreshortening towards its silhouette, its far side hidden by its near side); 0 in
     # the defaults too
     turn_prob: float = 0.0
+    # objects drawn pale: their cut-out's colours blurred and pulled toward their mean (weakly
+    # textured bodies over a textured scene: fur, skin, plain cloth); 0 in the defaults too
+    pale_prob: float = 0.0
     motion_blur_prob: float = 0.2
     defocus_prob: float = 0.25
     noise_max: float = 0.03
@@ -48,6 +51,8 @@ OPTION_FLAGS = (
     ("flat_prob", "fraction of the clips whose background is flattened (blurred, posterized; 0: rounds 1-6)"),
     ("turn_prob", "fraction of the objects (not deformed, articulated or limbed) turning round an axis in their "
                   "plane, their far side hidden (0: rounds 1-14)"),
+    ("pale_prob", "fraction of the objects drawn pale: their colours blurred and pulled toward their mean "
+                  "(weak texture over a textured scene; 0: rounds 1-15)"),
     ("time_scale", "the generator's time per frame: 0.5 renders every motion half as fast, so a clip of "
                    "2T frames spans what T frames did (1: rounds 1-13)"),
 )

@@ -166,6 +166,41 @@ def test_flattened_backgrounds_lose_texture_not_tracks():
     assert bool((step_flat < 0.7 * step_sharp).all()) and float((share_flat - share_sharp).mean()) > 0.3
 
 
+
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="run training/prepare_data.py first")
+def test_pale_cutouts_lose_texture_not_tracks():
+    """A pale cut-out changes the pixels of that cut-out only: the same clip drawn without it has
+    the same tracks, visibility and layers and the same background, and the cut-outs' pixels have
+    less texture. bg_tracks is the track itself for a point of the background."""
+    banks = photobanks.load_train_banks(DATA, "cpu", split="val", n_blobs=8)
+    opt = synth.SynthOptions(pale_prob=1.0, motion_blur_prob=0, defocus_prob=0, noise_max=0)
+    B, T, N, S = 4, 3, 64, 160
+    P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(7), opt, "cpu")
+    assert bool(P.pale_p["on"].all())
+    P.photo["contrast"].fill_(1.0)      # the contrast stretch about the frame's mean would mix in the cut-outs
+    clips = []
+    for pale_on in (1.0, 0.0):
+        P.pale_p["on"].fill_(pale_on)
+        clips.append(clips_with(P, banks, B, T, S, N, torch.Generator().manual_seed(7), opt))
+    pale, plain = clips
+    for key in ("tracks", "vis", "tq", "layer", "bg_tracks"):
+        assert torch.equal(pale[key], plain[key]), key
+    on_bg = pale["layer"] == 0
+    assert bool(on_bg.any()) and torch.equal(pale["bg_tracks"][on_bg], pale["tracks"][on_bg])
+    times = torch.arange(T, dtype=torch.float32)
+    _, top = synth._render(banks, P, times)
+    # where any cut-out has alpha > 0: white cut-outs drawn over black backgrounds
+    white = photobanks.Banks(torch.zeros_like(banks.bg), torch.cat([torch.full_like(banks.stamps[:, :3], 255),
+                                                                    banks.stamps[:, 3:]], 1))
+    background = (synth._render(white, P, times)[0] == 0).all(2, keepdim=True)
+    assert torch.allclose(pale["video"] * background, plain["video"] * background, atol=1e-3)
+    inner = ((top[..., 1:] > 0) & (top[..., 1:] == top[..., :-1]))[:, :, None]   # steps within one cut-out
+    assert int(inner.sum()) > 1000
+
+    def step(v):
+        return ((v[..., 1:] - v[..., :-1]).abs() * inner).sum() / inner.sum()
+    assert float(step(pale["video"])) < 0.6 * float(step(plain["video"]))
+
 def test_tilt_foreshortens_and_hides_beyond_the_horizon():
     """A tilted cut-out is shown smaller on its far side than on its near side, and an output
     pixel beyond the plane's horizon (1 - g.u <= 0) shows nothing of it."""
@@ -339,10 +374,11 @@ if __name__ == "__main__":
         test_tracks_follow_content(*case)
     test_limbs_swing_carry_their_tracks_and_hide_their_body()
     test_flattened_backgrounds_lose_texture_not_tracks()
+    test_pale_cutouts_lose_texture_not_tracks()
     test_tilt_foreshortens_and_hides_beyond_the_horizon()
     test_shake_moves_the_whole_image()
     test_shake_streaks_along_the_jolt()
     test_time_scale_slows_every_motion()
     test_turning_cutouts_invert_and_hide_their_far_side()
-    print(f"{8 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
+    print(f"{9 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
 
