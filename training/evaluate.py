@@ -14,9 +14,12 @@ Sets (all query-first; coordinates scaled to 256x256; thresholds 1,2,4,8,16 px, 
          frames, every motion at 0.4 of the generator's speed (train.py --val-long)
   val-turn  the validation clips with every cut-out that neither deforms, articulates nor has a
          limb turning round (synth_options turn_prob 1; train.py --val-turn)
-  (--bend-prob, --tilt-prob, --shake-prob, --limb-prob, --flat-prob, --turn-prob, --time-scale
-  render gen and val with a training round's generator options instead of the defaults that
-  define the sets; val-long keeps its own time scale, val-turn turns every body it may)
+  val-pale  the validation clips with every cut-out drawn pale, weakly textured (pale_prob 1;
+         train.py --val-pale)
+  (--bend-prob, --tilt-prob, --shake-prob, --limb-prob, --flat-prob, --turn-prob, --pale-prob,
+  --time-scale render gen and val with a training round's generator options instead of the
+  defaults that define the sets; val-long keeps its own time scale, val-turn turns every body it
+  may, val-pale draws every body pale)
   badja  shared/data/eval/badja (AJ, delta_avg, OA, PCK@0.2*sqrt(mask area) in original pixels)
   pairs  shared/data/eval/pairs (2-frame sequences)
   any other name: a folder of sequences under --eval-root (e.g. synth-eval-v1, the eval issue's
@@ -90,9 +93,9 @@ def load_set(name, data, device, size=256, eval_root=None, gen_opt=None):
                                             dict(evalsets.VAL, size=size), device, gen_opt)
     if name == "val-long":
         return evalsets.val_long_sequences(photobanks.load_train_banks(data, device, "val"), device, gen_opt, size)
-    if name == "val-turn":
-        return evalsets.val_turn_sequences(photobanks.load_train_banks(data, device, "val"),
-                                           dict(evalsets.VAL, size=size), device, gen_opt)
+    if name in evalsets.VAL_VARIANTS:
+        return evalsets.val_variant_sequences(name, photobanks.load_train_banks(data, device, "val"),
+                                              dict(evalsets.VAL, size=size), device, gen_opt)
     root = os.path.join(eval_root or os.path.join(data, "eval"), name)
     seqs = sorted(s for s in os.listdir(root) if os.path.isfile(os.path.join(root, s, "gt.json")))
     if not seqs:

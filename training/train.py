@@ -72,8 +72,10 @@ def parse():
     ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
     ap.add_argument("--val-long", action="store_true",
                     help="also validate on evalsets.VAL_LONG (8 clips x 96 frames of slow motion): val_long_AJ")
-    ap.add_argument("--val-turn", action="store_true",
-                    help="also validate on the validation clips with turning bodies (evaluate.py's val-turn): val_turn_AJ")
+    for name, (_, what) in evalsets.VAL_VARIANTS.items():
+        ap.add_argument("--" + name, action="store_true",
+                        help=f"also validate on the validation clips with {what} (evaluate.py's {name}): "
+                             f"{name.replace('-', '_')}_AJ")
     ap.add_argument("--cpu", action="store_true", help="CPU, fp32 (tests only)")
     return ap.parse_args()
 
@@ -299,8 +301,9 @@ def main():
         val_seqs = evalsets.generated_sequences(val_banks, spec, dev)
         if args.val_long:
             more_val["val_long"] = evalsets.val_long_sequences(val_banks, dev)
-        if args.val_turn:
-            more_val["val_turn"] = evalsets.val_turn_sequences(val_banks, spec, dev)
+        for name in evalsets.VAL_VARIANTS:
+            if getattr(args, name.replace("-", "_")):
+                more_val[name.replace("-", "_")] = evalsets.val_variant_sequences(name, val_banks, spec, dev)
         print(f"params {count_params(model)}; banks: {banks.bg.shape[0]} bg, {banks.stamps.shape[0]} stamps; "
               f"world {world}; resume step {state['step']} at {state['seconds']:.0f}s of {state['total_seconds']:.0f}s; "
               f"setup {time.time() - t_start:.1f}s", flush=True)

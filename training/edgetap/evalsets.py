@@ -113,15 +113,22 @@ def score_sequence(seq, pred_xy, pred_vis):
     return m
 
 
-def val_turn_options(opt=None):
-    """The generator options of val-turn: opt's (default: the defaults) with every cut-out that
-    neither deforms, articulates nor has a limb turning round (synth_options turn_prob 1)."""
-    return dataclasses.replace(opt or SynthOptions(), turn_prob=1.0)
+# validation clips with one generator option on for every body it may apply to, by set name
+# (evaluate.py --sets NAME; train.py --val-turn, --val-pale score them as val_turn_AJ, val_pale_AJ)
+VAL_VARIANTS = {
+    "val-turn": ("turn_prob", "every cut-out that neither deforms, articulates nor has a limb turning round"),
+    "val-pale": ("pale_prob", "every cut-out drawn pale (weakly textured)"),
+}
 
 
-def val_turn_sequences(val_banks, spec, device, opt=None):
-    """The validation clips of spec (evalsets.VAL or train.py's shorter set) with turning bodies."""
-    return generated_sequences(val_banks, spec, device, val_turn_options(opt))
+def val_variant_options(name, opt=None):
+    """The generator options of the variant set `name`: opt's (default: the defaults) with its option at 1."""
+    return dataclasses.replace(opt or SynthOptions(), **{VAL_VARIANTS[name][0]: 1.0})
+
+
+def val_variant_sequences(name, val_banks, spec, device, opt=None):
+    """The validation clips of spec (evalsets.VAL or train.py's shorter set) as the variant `name`."""
+    return generated_sequences(val_banks, spec, device, val_variant_options(name, opt))
 
 
 def val_long_options(opt=None):

@@ -204,13 +204,16 @@ class ClipParams:
             self.turn_p = dict(on=turn, n=n,
                                phi0=_u(gen, B, M, lo=-0.4, hi=0.4), a=_u(gen, B, M, lo=0.3, hi=TURN_MAX),
                                w=_u(gen, B, M, lo=0.05, hi=0.2), psi=_u(gen, B, M, hi=2 * math.pi))
-        # pale cut-outs (drawn last too): the stamp's colours blurred by sigma stamp px and pulled
-        # toward their mean, keeping `keep` of their contrast: fur, skin, plain clothes
+        # pale cut-outs: the stamp's colours blurred by sigma stamp px and pulled toward their
+        # mean, keeping `keep` of their contrast (fur, skin, plain clothes); drawn from a copy of
+        # gen, so that a clip drawn with them is the same clip (paths, tracks, the clips after it)
+        # as without, only paler
         self.pale_p = None
         if opt.pale_prob > 0:
-            self.pale_p = dict(on=(torch.rand(B, M, generator=gen) < opt.pale_prob).float(),
-                               sigma=_u(gen, B, M, lo=1.5, hi=PALE_SIGMA_MAX),
-                               keep=_u(gen, B, M, lo=PALE_KEEP[0], hi=PALE_KEEP[1]))
+            pg = torch.Generator().set_state(gen.get_state())
+            self.pale_p = dict(on=(torch.rand(B, M, generator=pg) < opt.pale_prob).float(),
+                               sigma=_u(pg, B, M, lo=1.5, hi=PALE_SIGMA_MAX),
+                               keep=_u(pg, B, M, lo=PALE_KEEP[0], hi=PALE_KEEP[1]))
         for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
                   self.shake_p or {}, self.limb_p or {}, self.flat_p or {}, self.turn_p or {}, self.pale_p or {}):
             for k in d:

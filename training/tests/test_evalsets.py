@@ -76,12 +76,19 @@ def test_a_rounds_generator_flags_reach_the_generated_sets():
     assert len(long_set) == evalsets.VAL_LONG["clips"]
     assert tuple(long_set[0]["video"].shape) == (evalsets.VAL_LONG["frames"], 3, 64, 64)
     # val-turn keeps a round's options and turns every body that may
-    assert evalsets.val_turn_options(opt) == synth_options.SynthOptions(flat_prob=1.0, limb_prob=0.3, turn_prob=1.0)
+    assert evalsets.val_variant_options("val-turn", opt) == synth_options.SynthOptions(
+        flat_prob=1.0, limb_prob=0.3, turn_prob=1.0)
+    assert evalsets.val_variant_options("val-pale") == synth_options.SynthOptions(pale_prob=1.0)
     turn_set = load_set("val-turn", DATA, "cpu", size=64)
     assert len(turn_set) == evalsets.VAL["clips"]
     plain_set = load_set("val", DATA, "cpu", size=64)
     assert tuple(turn_set[0]["video"].shape) == tuple(plain_set[0]["video"].shape)
     assert any(not np.array_equal(p["video"].numpy(), q["video"].numpy()) for p, q in zip(plain_set, turn_set))
+    pale_set = load_set("val-pale", DATA, "cpu", size=64)
+    # the same clips, only paler: the pale cut-outs' draw leaves the generator's stream alone
+    assert all(np.array_equal(p["gt_xy"], q["gt_xy"]) and np.array_equal(p["gt_vis"], q["gt_vis"])
+               for p, q in zip(plain_set, pale_set))
+    assert any(not np.array_equal(p["video"].numpy(), q["video"].numpy()) for p, q in zip(plain_set, pale_set))
     plain = plain_set[0]
     flat = load_set("val", DATA, "cpu", size=64, gen_opt=opt)[0]
     assert plain["video"].shape == flat["video"].shape
