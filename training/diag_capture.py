@@ -57,7 +57,8 @@ def badja(model, eval_root, size):
         for t0 in starts:      # one grid per query frame, so its motion is counted from there
             g = dict(seq, q=np.zeros((0, 2)), tq=np.zeros(0, np.int64))
             g_pts = evalsets.support_grid(BADJA_GRID, W_in, H_in)
-            g["q"] = np.stack([(g_pts[:, 0] + 0.5) * seq["W"] / W_in - 0.5, (g_pts[:, 1] + 0.5) * seq["H"] / H_in - 0.5], -1)
+            g["q"] = np.stack([(g_pts[:, 0] + 0.5) * seq["W"] / W_in - 0.5,
+                               (g_pts[:, 1] + 0.5) * seq["H"] / H_in - 0.5], -1)   # original px
             g["tq"] = np.full(len(g_pts), t0)
             with torch.no_grad():
                 grid[t0] = evalsets.run_tracker(model, g, "cpu")[0]

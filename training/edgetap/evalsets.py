@@ -118,6 +118,7 @@ def score_sequence(seq, pred_xy, pred_vis):
 VAL_VARIANTS = {
     "val-turn": ("turn_prob", "every cut-out that neither deforms, articulates nor has a limb turning round"),
     "val-pale": ("pale_prob", "every cut-out drawn pale (weakly textured)"),
+    "val-follow": ("follow_prob", "a camera panning with a body, the scene sweeping past"),
 }
 
 

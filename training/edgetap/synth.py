@@ -7,9 +7,10 @@ optional turn of the cut-out's plane in depth (perspective foreshortening), an o
 of the cut-out wrapped round a body turning about an axis in its plane (its surface flowing
 across its outline, the far side hidden, `turn.py`) and optional limbs (a capsule of the
 cut-out swinging about a joint as a layer of its own, over or under its body), optionally drawn
-pale (colours blurred and pulled toward their mean, `pale.py`), composited in a fixed z-order over a background that may be flattened (blurred, posterized), and optional
-camera shake (sudden jolts that move the whole image, with the streak they leave in the
-exposure). Every track is a point on one layer: its position in every frame follows from the
+pale (colours blurred and pulled toward their mean, `pale.py`), composited in a fixed z-order
+over a background that may be flattened (blurred, posterized), seen by a camera that may pan
+with one of the bodies (`follow.py`), with optional camera shake (sudden jolts that move the
+whole image, with the streak they leave in the exposure). Every track is a point on one layer: its position in every frame follows from the
 layer's transform, and it is visible where it is inside the frame, its own layer is the topmost
 opaque one (alpha > 0.5) at its pixel and (on a turning body) it faces the camera. Photometric drift per
 layer, global gain, noise, defocus blur and motion blur (averaged sub-frame renders).
@@ -27,6 +28,8 @@ from .blur import blur_images, defocus, streak
 from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, pixel_grid, rot
 from .photobanks import BG, STAMP
 from .synth_options import SynthOptions
+from .draws import rand_dir as _rand_dir, side_stream as _side_stream, uniform as _u, normal as _n
+from .follow import follow_first_object
 from .pale import PALE_KEEP, PALE_SIGMA_MAX, paled
 from .turn import facing, to_apparent, to_surface
 
@@ -64,19 +67,6 @@ def equivalent_side(S):
     a square clip exactly its side)."""
     W, H = clip_size(S)
     return math.sqrt(W * H)
-
-
-def _u(gen, *shape, lo=0.0, hi=1.0):
-    return lo + (hi - lo) * torch.rand(*shape, generator=gen)
-
-
-def _n(gen, *shape, std=1.0):
-    return std * torch.randn(*shape, generator=gen)
-
-
-def _rand_dir(gen, *shape):
-    a = _u(gen, *shape, hi=2 * math.pi)
-    return torch.stack([torch.cos(a), torch.sin(a)], -1)
 
 
 class ClipParams:
@@ -205,15 +195,21 @@ class ClipParams:
                                phi0=_u(gen, B, M, lo=-0.4, hi=0.4), a=_u(gen, B, M, lo=0.3, hi=TURN_MAX),
                                w=_u(gen, B, M, lo=0.05, hi=0.2), psi=_u(gen, B, M, hi=2 * math.pi))
         # pale cut-outs: the stamp's colours blurred by sigma stamp px and pulled toward their
-        # mean, keeping `keep` of their contrast (fur, skin, plain clothes); drawn from a copy of
-        # gen, so that a clip drawn with them is the same clip (paths, tracks, the clips after it)
-        # as without, only paler
+        # mean, keeping `keep` of their contrast (fur, skin, plain clothes); drawn from a side
+        # stream, so that a clip drawn with them is the same clip (paths, tracks, the clips after
+        # it) as without, only paler
         self.pale_p = None
         if opt.pale_prob > 0:
-            pg = torch.Generator().set_state(gen.get_state())
+            pg = _side_stream(gen, 1)
             self.pale_p = dict(on=(torch.rand(B, M, generator=pg) < opt.pale_prob).float(),
                                sigma=_u(pg, B, M, lo=1.5, hi=PALE_SIGMA_MAX),
                                keep=_u(pg, B, M, lo=PALE_KEEP[0], hi=PALE_KEEP[1]))
+        # a camera following object slot 0 (`follow.py`); drawn from a side stream too
+        if opt.follow_prob > 0:
+            fg = _side_stream(gen, 2)
+            follow = (torch.rand(B, generator=fg) < opt.follow_prob).float()
+            follow_first_object(self.cam, self.obj, self.active, follow,
+                                _u(fg, B, 2, lo=0.3, hi=0.7) * torch.tensor([W, H]))
         for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
                   self.shake_p or {}, self.limb_p or {}, self.flat_p or {}, self.turn_p or {}, self.pale_p or {}):
             for k in d:

@@ -32,6 +32,9 @@ class SynthOptions:
     # objects drawn pale: their cut-out's colours blurred and pulled toward their mean (weakly
     # textured bodies over a textured scene: fur, skin, plain cloth); 0 in the defaults too
     pale_prob: float = 0.0
+    # clips whose camera follows a body: it stays in the frame while the scene sweeps past (a
+    # camera operator panning with a walking animal); 0 in the defaults too
+    follow_prob: float = 0.0
     motion_blur_prob: float = 0.2
     defocus_prob: float = 0.25
     noise_max: float = 0.03
@@ -53,6 +56,8 @@ OPTION_FLAGS = (
                   "plane, their far side hidden (0: rounds 1-14)"),
     ("pale_prob", "fraction of the objects drawn pale: their colours blurred and pulled toward their mean "
                   "(weak texture over a textured scene; 0: rounds 1-15)"),
+    ("follow_prob", "fraction of the clips whose camera pans with a body, the scene sweeping past behind it "
+                    "(0: rounds 1-15)"),
     ("time_scale", "the generator's time per frame: 0.5 renders every motion half as fast, so a clip of "
                    "2T frames spans what T frames did (1: rounds 1-13)"),
 )

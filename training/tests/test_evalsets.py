@@ -79,6 +79,7 @@ def test_a_rounds_generator_flags_reach_the_generated_sets():
     assert evalsets.val_variant_options("val-turn", opt) == synth_options.SynthOptions(
         flat_prob=1.0, limb_prob=0.3, turn_prob=1.0)
     assert evalsets.val_variant_options("val-pale") == synth_options.SynthOptions(pale_prob=1.0)
+    assert evalsets.val_variant_options("val-follow", slow) == synth_options.SynthOptions(follow_prob=1.0, time_scale=0.5)
     turn_set = load_set("val-turn", DATA, "cpu", size=64)
     assert len(turn_set) == evalsets.VAL["clips"]
     plain_set = load_set("val", DATA, "cpu", size=64)

@@ -201,6 +201,38 @@ def test_pale_cutouts_lose_texture_not_tracks():
         return ((v[..., 1:] - v[..., :-1]).abs() * inner).sum() / inner.sum()
     assert float(step(pale["video"])) < 0.6 * float(step(plain["video"]))
 
+
+def test_a_following_camera_keeps_its_body_still_and_pans_the_scene():
+    """With the camera following object slot 0, that body's tracks keep still on the screen (its
+    wobble switched off), and the background and the other bodies move by minus the drift the
+    body had: the same clip's other motions, seen from a panning camera."""
+    banks = photobanks.Banks(torch.zeros(1, 3, photobanks.BG, photobanks.BG, dtype=torch.uint8),
+                             torch.full((1, 4, photobanks.STAMP, photobanks.STAMP), 255, dtype=torch.uint8))
+    B, T, S = 6, 8, 128
+    draw = dict(deform_prob=0.0, motion_blur_prob=0, defocus_prob=0, noise_max=0)
+    plain = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(4), synth.SynthOptions(**draw), "cpu")
+    P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(4),
+                         synth.SynthOptions(follow_prob=1.0, **draw), "cpu")
+    assert bool((P.active[:, 0] == 1).all())
+    for d in (P.cam, plain.cam):    # the camera's own turn, zoom and perspective off: a pure pan
+        d["om"].zero_(), d["zeta"].zero_(), d["e0"].zero_(), d["e1"].zero_()
+    P.obj["amp"].zero_(), plain.obj["amp"].zero_()
+    t = torch.arange(T, dtype=torch.float32)
+    tb = t[None].expand(B, T)
+    _, body = P.obj_affine(0, tb)
+    assert float((body - body[:, :1]).norm(dim=-1).max()) < 1e-3
+    drift = plain.obj_affine(0, tb)[1] - plain.obj_affine(0, tb)[1][:, :1]        # [B, T, 2]
+    # a background point: where the texture point under the frame's centre at t = 0 is shown later
+    cam = P.cam_h(t)
+    centre = torch.tensor([(S - 1) / 2.0, (S - 1) / 2.0])
+    u = apply_h(cam[:, 0], centre.expand(B, 1, 2))                              # texture px [B, 1, 2]
+    seen = apply_h(torch.linalg.inv(cam.double()).float(), u[:, None].expand(B, T, 1, 2))[:, :, 0]
+    assert torch.allclose(seen - centre, -drift, atol=0.05)
+    for m in range(1, P.M):
+        other = P.obj_affine(m, tb)[1] - P.obj_affine(m, tb)[1][:, :1]
+        was = plain.obj_affine(m, tb)[1] - plain.obj_affine(m, tb)[1][:, :1]
+        assert torch.allclose(other, was - drift, atol=1e-3)
+
 def test_tilt_foreshortens_and_hides_beyond_the_horizon():
     """A tilted cut-out is shown smaller on its far side than on its near side, and an output
     pixel beyond the plane's horizon (1 - g.u <= 0) shows nothing of it."""
@@ -375,10 +407,11 @@ if __name__ == "__main__":
     test_limbs_swing_carry_their_tracks_and_hide_their_body()
     test_flattened_backgrounds_lose_texture_not_tracks()
     test_pale_cutouts_lose_texture_not_tracks()
+    test_a_following_camera_keeps_its_body_still_and_pans_the_scene()
     test_tilt_foreshortens_and_hides_beyond_the_horizon()
     test_shake_moves_the_whole_image()
     test_shake_streaks_along_the_jolt()
     test_time_scale_slows_every_motion()
     test_turning_cutouts_invert_and_hide_their_far_side()
-    print(f"{9 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
+    print(f"{10 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
 
