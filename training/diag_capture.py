@@ -31,13 +31,19 @@ BADJA_GRID = 16
 BADJA_BODY_RADIUS = 150.0   # original px: grid points this near the query are taken as the body
 
 
-def capture_rows(pred, truth, scene, lost, apart):
-    """Per scored point-frame: |pred - truth| and |pred - scene| of the motions since the query,
-    for the frames where `apart`; returns (lost mask, distance to truth, distance to scene)."""
+def capture_rows(xy, gt, t0, ts, scene, lost_px, apart_px):
+    """One track's scored frames ts after its query frame t0 (xy, gt [T, 2]; scene [len(ts), 2]: the
+    scene's motion since t0), kept where the point's and the scene's motions are over apart_px
+    apart: (lost: error at least lost_px, a number or one per frame; distance of the estimate's
+    motion from the point's; from the scene's)."""
+    pred, truth = xy[ts] - xy[t0], gt[ts] - gt[t0]
+    apart = np.linalg.norm(truth - scene, axis=-1) > apart_px
+    lost = np.linalg.norm(xy[ts] - gt[ts], axis=-1) >= lost_px
     return lost[apart], np.linalg.norm(pred - truth, axis=-1)[apart], np.linalg.norm(pred - scene, axis=-1)[apart]
 
 
-def report(name, lost, d_truth, d_scene):
+def report(name, rows):
+    lost, d_truth, d_scene = (np.concatenate(a) for a in zip(*rows))
     for tag, m in (("lost", lost), ("held", ~lost)):
         if not m.any():
             print(f"{name} {tag}: none")
@@ -51,57 +57,39 @@ def badja(model, eval_root, size):
     W_in, H_in = synth.clip_size(size)
     for name in ("camel", "cows", "dog"):
         seq = evalsets.load_sequence(os.path.join(eval_root, "badja", name), size=size)
-        N = len(seq["q"])
-        starts = sorted(set(int(t) for t in seq["tq"]))
-        grid = {}
-        for t0 in starts:      # one grid per query frame, so its motion is counted from there
-            g = dict(seq, q=np.zeros((0, 2)), tq=np.zeros(0, np.int64))
-            g_pts = evalsets.support_grid(BADJA_GRID, W_in, H_in)
-            g["q"] = np.stack([(g_pts[:, 0] + 0.5) * seq["W"] / W_in - 0.5,
-                               (g_pts[:, 1] + 0.5) * seq["H"] / H_in - 0.5], -1)   # original px
-            g["tq"] = np.full(len(g_pts), t0)
-            with torch.no_grad():
-                grid[t0] = evalsets.run_tracker(model, g, "cpu")[0]
-        with torch.no_grad():
+        g_pts = evalsets.support_grid(BADJA_GRID, W_in, H_in)
+        g_q = np.stack([(g_pts[:, 0] + 0.5) * seq["W"] / W_in - 0.5,
+                        (g_pts[:, 1] + 0.5) * seq["H"] / H_in - 0.5], -1)        # original px
+        with torch.no_grad():   # one grid per query frame, so that its motion counts from there
+            grid = {t0: evalsets.run_tracker(model, dict(seq, q=g_q, tq=np.full(len(g_q), t0)), "cpu")[0]
+                    for t0 in sorted(set(int(t) for t in seq["tq"]))}
             xy = evalsets.run_tracker(model, seq, "cpu")[0]
-        rows = ([], [], [])
-        for i in range(N):
-            t0 = int(seq["tq"][i])
-            gxy = grid[t0]
-            far = np.linalg.norm(gxy[:, t0] - seq["gt_xy"][i, t0], axis=-1) > BADJA_BODY_RADIUS
-            ts = [t for t in range(t0 + 1, xy.shape[1]) if seq["known"][i, t] and seq["mask_area"][t]]
+        area = np.asarray(seq["mask_area"], float)
+        rows = []
+        for i, t0 in enumerate(int(t) for t in seq["tq"]):
+            ts = [t for t in range(t0 + 1, xy.shape[1]) if seq["known"][i, t] and area[t]]
             if not ts:
                 continue
-            pred = xy[i, ts] - xy[i, t0]
-            truth = seq["gt_xy"][i, ts] - seq["gt_xy"][i, t0]
+            gxy = grid[t0]
+            far = np.linalg.norm(gxy[:, t0] - seq["gt_xy"][i, t0], axis=-1) > BADJA_BODY_RADIUS
             scene = np.median(gxy[far][:, ts] - gxy[far][:, t0:t0 + 1], axis=0)
-            thr = 0.2 * np.sqrt(np.asarray(seq["mask_area"], float)[ts])
-            lost = np.linalg.norm(xy[i, ts] - seq["gt_xy"][i, ts], axis=-1) >= thr
-            apart = np.linalg.norm(truth - scene, axis=-1) > 40.0
-            for acc, v in zip(rows, capture_rows(pred, truth, scene, lost, apart)):
-                acc.append(v)
-        report(f"badja/{name} at {W_in}x{H_in}", *(np.concatenate(a) for a in rows))
+            rows.append(capture_rows(xy[i], seq["gt_xy"][i], t0, ts, scene, 0.2 * np.sqrt(area[ts]), 40.0))
+        report(f"badja/{name} at {W_in}x{H_in}", rows)
 
 
 def generated(model, data, opt):
     seqs = evalsets.generated_sequences(photobanks.load_train_banks(data, "cpu", "val"), evalsets.VAL, "cpu", opt)
-    rows = ([], [], [])
+    rows = []
     for seq in seqs:
         with torch.no_grad():
             xy = evalsets.run_tracker(model, seq, "cpu")[0]
         for i in np.nonzero(seq["layer"] > 0)[0]:
             t0 = int(seq["tq"][i])
             ts = [t for t in range(t0 + 1, xy.shape[1]) if seq["gt_vis"][i, t]]
-            if not ts:
-                continue
-            pred = xy[i, ts] - xy[i, t0]
-            truth = seq["gt_xy"][i, ts] - seq["gt_xy"][i, t0]
-            scene = seq["bg_xy"][i, ts] - seq["bg_xy"][i, t0]
-            lost = np.linalg.norm(xy[i, ts] - seq["gt_xy"][i, ts], axis=-1) > 8.0
-            apart = np.linalg.norm(truth - scene, axis=-1) > 8.0
-            for acc, v in zip(rows, capture_rows(pred, truth, scene, lost, apart)):
-                acc.append(v)
-    report("val (cut-out tracks)", *(np.concatenate(a) for a in rows))
+            if ts:
+                scene = seq["bg_xy"][i, ts] - seq["bg_xy"][i, t0]
+                rows.append(capture_rows(xy[i], seq["gt_xy"][i], t0, ts, scene, 8.0, 8.0))
+    report("val (cut-out tracks)", rows)
 
 
 def main():

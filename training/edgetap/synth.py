@@ -10,10 +10,11 @@ cut-out swinging about a joint as a layer of its own, over or under its body), o
 pale (colours blurred and pulled toward their mean, `pale.py`), composited in a fixed z-order
 over a background that may be flattened (blurred, posterized), seen by a camera that may pan
 with one of the bodies (`follow.py`), with optional camera shake (sudden jolts that move the
-whole image, with the streak they leave in the exposure). Every track is a point on one layer: its position in every frame follows from the
-layer's transform, and it is visible where it is inside the frame, its own layer is the topmost
-opaque one (alpha > 0.5) at its pixel and (on a turning body) it faces the camera. Photometric drift per
-layer, global gain, noise, defocus blur and motion blur (averaged sub-frame renders).
+whole image, with the streak they leave in the exposure). Every track is a point on one layer:
+its position in every frame follows from the layer's transform, and it is visible where it is
+inside the frame, its own layer is the topmost opaque one (alpha > 0.5) at its pixel and (on a
+turning body) it faces the camera. Photometric drift per layer, global gain, noise, defocus blur
+and motion blur (averaged sub-frame renders).
 
 All paths are functions of continuous time, so motion blur is an average of renders at
 t + offsets. Random parameters come from a CPU torch.Generator (deterministic per seed); pixel-
@@ -25,12 +26,12 @@ import torch
 import torch.nn.functional as F
 
 from .blur import blur_images, defocus, streak
+from .draws import normal as _n, rand_dir as _rand_dir, side_stream as _side_stream, uniform as _u
+from .follow import follow_first_object
 from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, pixel_grid, rot
 from .photobanks import BG, STAMP
-from .synth_options import SynthOptions
-from .draws import rand_dir as _rand_dir, side_stream as _side_stream, uniform as _u, normal as _n
-from .follow import follow_first_object
 from .pale import PALE_KEEP, PALE_SIGMA_MAX, paled
+from .synth_options import SynthOptions
 from .turn import facing, to_apparent, to_surface
 
 BEND_MAX = 0.3           # largest articulation swing, rad
@@ -420,9 +421,9 @@ def _sample_tex(tex, coords, size):
     return F.grid_sample(tex, g, mode="bilinear", padding_mode="zeros", align_corners=True)
 
 
-def _render(banks, P, times, bg=None):
-    """Renders frames at times [T] over the background textures bg (default _backgrounds)
-    -> (rgb [B, T, 3, H, W] in 0..1, top layer id [B, T, H, W])."""
+def _render(banks, P, times, bg=None, stamps=None):
+    """Renders frames at times [T] over the background textures bg (default _backgrounds) with
+    the cut-outs stamps (default _stamps) -> (rgb [B, T, 3, H, W] in 0..1, top layer id [B, T, H, W])."""
     B, M, W, H = P.B, P.M, P.W, P.H
     T = times.shape[0]
     dev = times.device
@@ -432,6 +433,7 @@ def _render(banks, P, times, bg=None):
     # reflection padding keeps the frame filled when the camera looks past the photo's edge
     g = src * (2.0 / (BG - 1)) - 1.0
     bg = _backgrounds(banks, P) if bg is None else bg
+    stamps = _stamps(banks, P) if stamps is None else stamps
     img = F.grid_sample(bg, g.reshape(B, T * H, W, 2), mode="bilinear", padding_mode="reflection",
                         align_corners=True).reshape(B, 3, T, H, W).permute(0, 2, 1, 3, 4)
     ph = P.photo
@@ -442,9 +444,7 @@ def _render(banks, P, times, bg=None):
     tgrid = times[None, :, None].expand(B, T, 1)       # per-frame transforms, broadcast over pixels
     for m in range(M):
         z = P.out_to_stamp(m, pix[:, None], tgrid)                               # [B, T, H*W, 2]
-        st = banks.stamps[P.st_idx[:, m]].float() / 255.0                        # [B, 4, STAMP, STAMP]
-        if P.pale_p is not None:
-            st = paled(st, P.pale_p, m)
+        st = stamps[:, m]                                                        # [B, 4, STAMP, STAMP]
         og = torch.exp(ph["obj_g0"][:, m, None] + ph["obj_g1"][:, m, None] * tt)[..., None, None]  # [B, T, 3, 1, 1]
         active = P.active[:, m, None, None, None, None]
 
@@ -485,6 +485,14 @@ def _backgrounds(banks, P):
     return on * flat + (1 - on) * bg
 
 
+def _stamps(banks, P):
+    """The clips' cut-outs [B, M, 4, STAMP, STAMP] in 0..1, pale where P.pale_p says so."""
+    st = banks.stamps[P.st_idx].float() / 255.0
+    if P.pale_p is None or not bool(P.pale_p["on"].any()):
+        return st
+    return torch.stack([paled(st[:, m], P.pale_p, m) for m in range(P.M)], 1)
+
+
 def _over(img, top, rgb, gain, alpha, layer_id):
     """Composites a layer (rgb [B, T, 3, H, W] times gain [B, T, 3, 1, 1], alpha [B, T, 1, H, W])
     over the frames; pixels where it is opaque (alpha > 0.5) get its id in the top-layer map
@@ -504,12 +512,12 @@ def make_clips(banks, B, T, S, N, gen, opt=None, device="cuda"):
     cg = torch.Generator(device=device)
     cg.manual_seed(int(torch.randint(0, 2 ** 62, (1,), generator=gen)))
     times = torch.arange(T, device=device, dtype=torch.float32) * opt.time_scale
-    bg = _backgrounds(banks, P)
-    img, top = _render(banks, P, times, bg)
+    bg, stamps = _backgrounds(banks, P), _stamps(banks, P)      # drawn once for every sub-frame render
+    img, top = _render(banks, P, times, bg, stamps)
     if P.motion_blur:
         acc = img
         for off in (-0.5, 0.5):
-            acc = acc + _render(banks, P, times + off * P.shutter * opt.time_scale, bg)[0]
+            acc = acc + _render(banks, P, times + off * P.shutter * opt.time_scale, bg, stamps)[0]
         img = acc / 3.0
     if P.shake_p is not None:
         # the jolt moves every layer alike: the exposure is a line average of the frame itself
