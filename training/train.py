@@ -39,7 +39,9 @@ def parse():
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
     ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-small.pt"))
     ap.add_argument("--out", default=None, help="also copy checkpoint and log here")
-    ap.add_argument("--chunk-seconds", type=float, default=480)
+    ap.add_argument("--chunk-seconds", type=float, default=480,
+                    help="wall-clock bound of this run from its start, set-up, final validation and save included "
+                         "(the loop stops early by as long as the last mid-chunk validation and save took)")
     ap.add_argument("--total-seconds", type=float, default=None, help="schedule end, in accumulated training seconds (kept in ckpt)")
     ap.add_argument("--new-schedule", type=float, default=None,
                     help="start a new warm-up + cosine schedule of this many training seconds from the resumed checkpoint")
@@ -334,6 +336,7 @@ def main():
 
     model.train()
     last_val = time.time()
+    val_cost = 0.0    # seconds the last mid-chunk validation and save took: reserved for the final one
     acc = {}
     n_acc = 0
     t_loop = time.time()
@@ -376,9 +379,10 @@ def main():
             print(json.dumps(rec), flush=True)
             state["log"].append(rec)
             acc, n_acc, t_loop = {}, 0, time.time()
-        done = (time.time() - t_start > args.chunk_seconds) or (args.max_steps and state["step"] >= args.max_steps) \
+        done = (time.time() - t_start + val_cost > args.chunk_seconds) or (args.max_steps and state["step"] >= args.max_steps) \
             or state["seconds"] >= state["total_seconds"]
         if rank == 0 and not done and time.time() - last_val > args.val_every:
+            t_val = time.time()
             v = validate()
             v.update(step=state["step"], sec=round(state["seconds"], 1))
             print(json.dumps(v), flush=True)
@@ -390,6 +394,7 @@ def main():
                 import shutil
                 shutil.copy(args.ckpt, os.path.join(args.out, os.path.basename(args.ckpt)))
             last_val = time.time()
+            val_cost = last_val - t_val
             t_loop = time.time()
         if ddp and state["step"] % 10 == 0:
             stop.fill_(1.0 if done else 0.0)
