@@ -18,10 +18,12 @@ Sets (all query-first; coordinates scaled to 256x256; thresholds 1,2,4,8,16 px, 
          train.py --val-pale): the same clips and tracks as val
   val-follow  the validation clips with the camera panning with a body (follow_prob 1;
          train.py --val-follow): the same photos and bodies as val, other paths
+  val-relight  the validation clips with every cut-out relit while it moves (relight_prob 1;
+         train.py --val-relight): the same clips and tracks as val
   (--bend-prob, --tilt-prob, --shake-prob, --limb-prob, --flat-prob, --turn-prob, --pale-prob,
-  --follow-prob, --time-scale render gen and val with a training round's generator options
-  instead of the defaults that define the sets; val-long keeps its own time scale, val-turn,
-  val-pale and val-follow set their own option to 1)
+  --follow-prob, --relight-prob, --time-scale render gen and val with a training round's generator
+  options instead of the defaults that define the sets; val-long keeps its own time scale, the
+  val-turn, val-pale, val-follow and val-relight sets their own option to 1)
   badja  shared/data/eval/badja (AJ, delta_avg, OA, PCK@0.2*sqrt(mask area) in original pixels)
   pairs  shared/data/eval/pairs (2-frame sequences)
   any other name: a folder of sequences under --eval-root (e.g. synth-eval-v1, the eval issue's

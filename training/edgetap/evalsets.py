@@ -114,11 +114,12 @@ def score_sequence(seq, pred_xy, pred_vis):
 
 
 # validation clips with one generator option on for every body it may apply to, by set name
-# (evaluate.py --sets NAME; train.py --val-turn, --val-pale score them as val_turn_AJ, val_pale_AJ)
+# (evaluate.py --sets NAME; train.py --val-turn, --val-pale, ... score them as val_turn_AJ, val_pale_AJ, ...)
 VAL_VARIANTS = {
     "val-turn": ("turn_prob", "every cut-out that neither deforms, articulates nor has a limb turning round"),
     "val-pale": ("pale_prob", "every cut-out drawn pale (weakly textured)"),
     "val-follow": ("follow_prob", "a camera panning with a body, the scene sweeping past"),
+    "val-relight": ("relight_prob", "every cut-out relit while it moves: shading sliding over it"),
 }
 
 

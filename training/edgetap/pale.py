@@ -3,9 +3,22 @@ textured scene, drawn by blurring a cut-out's colours and pulling them toward th
 import torch
 
 from .blur import blur_images
+from .draws import side_stream, uniform
 
+PALE_SALT = 1            # side stream of the generator (follow.py 2, relight.py 3)
 PALE_SIGMA_MAX = 6.0     # strongest blur of a pale cut-out, stamp px
 PALE_KEEP = (0.15, 0.5)  # range of the share of its contrast a pale cut-out keeps
+
+
+def draw_pale(gen, B, M, prob):
+    """Pale parameters of B clips x M object slots (None where prob is 0): which are pale, their
+    blur (stamp px) and the share of their contrast they keep. From a side stream of gen, so that a
+    clip drawn with them is the same clip (paths, tracks, the clips after it) as without, only paler."""
+    if prob <= 0:
+        return None
+    g = side_stream(gen, PALE_SALT)
+    return dict(on=(torch.rand(B, M, generator=g) < prob).float(),
+                sigma=uniform(g, B, M, lo=1.5, hi=PALE_SIGMA_MAX), keep=uniform(g, B, M, lo=PALE_KEEP[0], hi=PALE_KEEP[1]))
 
 
 def paled(st, pale, m):

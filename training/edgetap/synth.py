@@ -7,7 +7,8 @@ optional turn of the cut-out's plane in depth (perspective foreshortening), an o
 of the cut-out wrapped round a body turning about an axis in its plane (its surface flowing
 across its outline, the far side hidden, `turn.py`) and optional limbs (a capsule of the
 cut-out swinging about a joint as a layer of its own, over or under its body), optionally drawn
-pale (colours blurred and pulled toward their mean, `pale.py`), composited in a fixed z-order
+pale (colours blurred and pulled toward their mean, `pale.py`) or relit (shading that slides
+over the body, `relight.py`), composited in a fixed z-order
 over a background that may be flattened (blurred, posterized), seen by a camera that may pan
 with one of the bodies (`follow.py`), with optional camera shake (sudden jolts that move the
 whole image, with the streak they leave in the exposure). Every track is a point on one layer:
@@ -30,7 +31,8 @@ from .draws import normal as _n, rand_dir as _rand_dir, side_stream as _side_str
 from .follow import follow_first_object
 from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, pixel_grid, rot
 from .photobanks import BG, STAMP
-from .pale import PALE_KEEP, PALE_SIGMA_MAX, paled
+from .pale import draw_pale, paled
+from .relight import draw_relight, shading
 from .synth_options import SynthOptions
 from .turn import facing, to_apparent, to_surface
 
@@ -195,16 +197,10 @@ class ClipParams:
             self.turn_p = dict(on=turn, n=n,
                                phi0=_u(gen, B, M, lo=-0.4, hi=0.4), a=_u(gen, B, M, lo=0.3, hi=TURN_MAX),
                                w=_u(gen, B, M, lo=0.05, hi=0.2), psi=_u(gen, B, M, hi=2 * math.pi))
-        # pale cut-outs: the stamp's colours blurred by sigma stamp px and pulled toward their
-        # mean, keeping `keep` of their contrast (fur, skin, plain clothes); drawn from a side
-        # stream, so that a clip drawn with them is the same clip (paths, tracks, the clips after
-        # it) as without, only paler
-        self.pale_p = None
-        if opt.pale_prob > 0:
-            pg = _side_stream(gen, 1)
-            self.pale_p = dict(on=(torch.rand(B, M, generator=pg) < opt.pale_prob).float(),
-                               sigma=_u(pg, B, M, lo=1.5, hi=PALE_SIGMA_MAX),
-                               keep=_u(pg, B, M, lo=PALE_KEEP[0], hi=PALE_KEEP[1]))
+        # pale cut-outs (fur, skin, plain clothes; `pale.py`) and relit ones (shading sliding over
+        # a body; `relight.py`), each drawn from a side stream of gen: the same clip, paler or relit
+        self.pale_p = draw_pale(gen, B, M, opt.pale_prob)
+        self.relight_p = draw_relight(gen, B, M, opt.relight_prob)
         # a camera following object slot 0 (`follow.py`); drawn from a side stream too
         if opt.follow_prob > 0:
             fg = _side_stream(gen, 2)
@@ -212,7 +208,8 @@ class ClipParams:
             follow_first_object(self.cam, self.obj, self.active, follow,
                                 _u(fg, B, 2, lo=0.3, hi=0.7) * torch.tensor([W, H]))
         for d in (self.cam, self.obj, self.deform_p, self.photo, self.bend_p or {}, self.tilt_p or {},
-                  self.shake_p or {}, self.limb_p or {}, self.flat_p or {}, self.turn_p or {}, self.pale_p or {}):
+                  self.shake_p or {}, self.limb_p or {}, self.flat_p or {}, self.turn_p or {}, self.pale_p or {},
+                  self.relight_p or {}):
             for k in d:
                 d[k] = d[k].to(device)
         self.active = self.active.to(device)
@@ -453,6 +450,9 @@ def _render(banks, P, times, bg=None, stamps=None):
 
         def per_pixel(mask):  # [B, T, H*W] -> [B, T, 1, H, W]
             return mask.reshape(B, T, 1, H, W)
+
+        def lit(coords):      # the layer's gain at stamp px coords: its drift, times its shading if relit
+            return og if P.relight_p is None else og * per_pixel(shading(P.relight_p, m, coords, tgrid))
         layer = sample(z)
         alpha = layer[:, :, 3:4] * active
         if P.limb_p is not None:
@@ -462,10 +462,10 @@ def _render(banks, P, times, bg=None, stamps=None):
             limb_alpha = limb[:, :, 3:4] * active * per_pixel(P.limb_mask(m, z_limb, 2))
             alpha = alpha * (1 - per_pixel(P.limb_mask(m, z, 2)))
             above = P.limb_p["above"][:, m, None, None, None, None]
-            img, top = _over(img, top, limb[:, :, :3], og, limb_alpha * (1 - above), M + 1 + m)
-        img, top = _over(img, top, layer[:, :, :3], og, alpha, m + 1)
+            img, top = _over(img, top, limb[:, :, :3], lit(z_limb), limb_alpha * (1 - above), M + 1 + m)
+        img, top = _over(img, top, layer[:, :, :3], lit(z), alpha, m + 1)
         if P.limb_p is not None:
-            img, top = _over(img, top, limb[:, :, :3], og, limb_alpha * above, M + 1 + m)
+            img, top = _over(img, top, limb[:, :, :3], lit(z_limb), limb_alpha * above, M + 1 + m)
     return img, top
 
 

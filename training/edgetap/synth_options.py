@@ -35,6 +35,9 @@ class SynthOptions:
     # clips whose camera follows a body: it stays in the frame while the scene sweeps past (a
     # camera operator panning with a walking animal); 0 in the defaults too
     follow_prob: float = 0.0
+    # objects relit while they move: bands of shading (0.55-1.8x) travelling and turning across
+    # the body, its texture and tracks unchanged; 0 in the defaults too
+    relight_prob: float = 0.0
     motion_blur_prob: float = 0.2
     defocus_prob: float = 0.25
     noise_max: float = 0.03
@@ -58,6 +61,8 @@ OPTION_FLAGS = (
                   "(weak texture over a textured scene; 0: rounds 1-15)"),
     ("follow_prob", "fraction of the clips whose camera pans with a body, the scene sweeping past behind it "
                     "(0: rounds 1-15)"),
+    ("relight_prob", "fraction of the objects relit while they move: bands of shading travelling across them "
+                     "(0: rounds 1-16)"),
     ("time_scale", "the generator's time per frame: 0.5 renders every motion half as fast, so a clip of "
                    "2T frames spans what T frames did (1: rounds 1-13)"),
 )

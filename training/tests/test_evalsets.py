@@ -90,6 +90,11 @@ def test_a_rounds_generator_flags_reach_the_generated_sets():
     assert all(np.array_equal(p["gt_xy"], q["gt_xy"]) and np.array_equal(p["gt_vis"], q["gt_vis"])
                for p, q in zip(plain_set, pale_set))
     assert any(not np.array_equal(p["video"].numpy(), q["video"].numpy()) for p, q in zip(plain_set, pale_set))
+    relit_set = load_set("val-relight", DATA, "cpu", size=64)
+    # relit: the same clips and tracks too, their bodies' shading changed
+    assert all(np.array_equal(p["gt_xy"], q["gt_xy"]) and np.array_equal(p["gt_vis"], q["gt_vis"])
+               for p, q in zip(plain_set, relit_set))
+    assert any(not np.array_equal(p["video"].numpy(), q["video"].numpy()) for p, q in zip(plain_set, relit_set))
     plain = plain_set[0]
     flat = load_set("val", DATA, "cpu", size=64, gen_opt=opt)[0]
     assert plain["video"].shape == flat["video"].shape

@@ -12,6 +12,7 @@ from edgetap import photobanks, synth  # noqa: E402
 from edgetap.blur import streak  # noqa: E402
 from edgetap.geometry import apply_h, dot2  # noqa: E402
 from edgetap.model import bilinear_sample  # noqa: E402
+from edgetap.relight import shading  # noqa: E402
 
 DATA = os.path.join(HERE, "..", ".data")
 
@@ -200,6 +201,43 @@ def test_pale_cutouts_lose_texture_not_tracks():
     def step(v):
         return ((v[..., 1:] - v[..., :-1]).abs() * inner).sum() / inner.sum()
     assert float(step(pale["video"])) < 0.6 * float(step(plain["video"]))
+
+
+def test_relit_cutouts_change_brightness_not_tracks():
+    """A relit cut-out is the same clip with every cut-out pixel multiplied by a smooth gain between
+    exp(-a) and exp(a): the tracks, visibility and layers stay, the background stays, and the gain
+    varies over a body and changes at a body point as the frames go by."""
+    banks = photobanks.Banks(torch.zeros(1, 3, photobanks.BG, photobanks.BG, dtype=torch.uint8),
+                             torch.full((1, 4, photobanks.STAMP, photobanks.STAMP), 100, dtype=torch.uint8))
+    banks.stamps[:, 3] = 255
+    opt = synth.SynthOptions(relight_prob=1.0, deform_prob=0.0, motion_blur_prob=0, defocus_prob=0, noise_max=0)
+    B, T, N, S = 3, 12, 32, 96
+    P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(3), opt, "cpu")
+    assert bool(P.relight_p["on"].all())
+    P.photo["gray"].zero_()             # the grey mix would blend channels of different gains
+    P.photo["contrast"].fill_(1.0)      # the contrast stretch about the frame's mean would mix in the cut-outs
+    clips = []
+    for on in (1.0, 0.0):
+        P.relight_p["on"].fill_(on)
+        clips.append(clips_with(P, banks, B, T, S, N, torch.Generator().manual_seed(3), opt))
+    relit, plain = clips
+    for key in ("tracks", "vis", "tq", "layer", "bg_tracks"):
+        assert torch.equal(relit[key], plain[key]), key
+    # the scene is black: a pixel shows something of a cut-out where it is not, the cut-out's grey
+    # 100 times its layer's drift, its shading where relit, and its alpha at the outline
+    shown = plain["video"] > 0
+    assert int((shown & (plain["video"] > 1)).sum()) > 1000
+    ratio = relit["video"][shown & (plain["video"] > 1)] / plain["video"][shown & (plain["video"] > 1)]
+    a = float(P.relight_p["a"].max())
+    assert float(ratio.min()) > math.exp(-a) - 0.02 and float(ratio.max()) < math.exp(a) + 0.02
+    assert float(ratio.max() / ratio.min()) > 1.2
+    assert bool((relit["video"][~shown] == 0).all())
+    # one point of slot 0's surface, over the clip: its gain changes as the bands travel
+    P.relight_p["on"].fill_(1.0)
+    t = torch.arange(T, dtype=torch.float32)[None, :, None].expand(B, T, 1)
+    centre = torch.full((B, T, 1, 2), (photobanks.STAMP - 1) / 2.0)
+    gain = shading(P.relight_p, 0, centre, t)[..., 0]                           # [B, T]
+    assert float((gain.max(1).values / gain.min(1).values).min()) > 1.05
 
 
 def test_a_following_camera_keeps_its_body_still_and_pans_the_scene():
