@@ -5,17 +5,14 @@ given input size (CPU, FP32).
 
   cd training && python3 diag_badja.py [--size 768x448] [--ckpt CK [--ema]] [--eval-root ../../shared/data/eval] [dog ...]
 """
-import argparse
 import os
 import sys
 
 import numpy as np
-import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from edgetap import evalsets, synth  # noqa: E402
-from edgetap.weights import load_model  # noqa: E402
+from edgetap import diag_cli, evalsets, synth  # noqa: E402
 
 
 def error_rows(seq, xy):
@@ -33,23 +30,8 @@ def error_rows(seq, xy):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("sequences", nargs="*", default=["camel", "cows", "dog"])
-    ap.add_argument("--size", type=synth.parse_clip_size, default=(768, 448), help="model input: a side or WxH")
-    ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-small.safetensors"))
-    ap.add_argument("--ckpt", default=None, help="a training checkpoint instead of --weights")
-    ap.add_argument("--ema", action="store_true", help="with --ckpt: its averaged weights")
-    ap.add_argument("--eval-root", default=os.path.join(HERE, "..", "..", "shared", "data", "eval"))
-    args = ap.parse_args()
-    torch.set_num_threads(2)
-    model = load_model(args.weights, args.ckpt, args.ema)
-    for name in args.sequences:
-        folder = os.path.join(args.eval_root, "badja", name)
-        if not os.path.isfile(os.path.join(folder, "gt.json")):
-            raise SystemExit(f"diag_badja: {folder}: no gt.json (is --eval-root the shared eval folder?)")
-        seq = evalsets.load_sequence(folder, size=args.size)
-        with torch.no_grad():
-            xy, _, _ = evalsets.run_tracker(model, seq, "cpu")
+    args = diag_cli.badja_parser().parse_args()
+    for name, seq, xy in diag_cli.badja_runs(diag_cli.model_of(args), args, "diag_badja"):
         m = evalsets.score_sequence(seq, xy, np.ones_like(seq["gt_vis"]))
         print(f"{name} at {synth.clip_size(args.size)}: PCK@0.2 {m['PCK@0.2']:.3f}")
         print("\n".join(error_rows(seq, xy)))

@@ -15,7 +15,6 @@ separately for lost point-frames (error at least the PCK@0.2 threshold) and held
   cd training && python3 diag_features.py --val 8 [--turn-prob 1 ...]   # generated validation clips
 (CPU, FP32; about 20 s per BADJA sequence at 768x448)
 """
-import argparse
 import os
 import sys
 
@@ -24,9 +23,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from edgetap import evalsets, photobanks, synth, synth_options  # noqa: E402
+from edgetap import diag_cli, evalsets, photobanks, synth, synth_options  # noqa: E402
 from edgetap.sampling import bilinear_sample  # noqa: E402
-from edgetap.weights import load_model  # noqa: E402
 
 NEAR = 3.0   # thresholds: the disc around the truth searched for the best cell
 VAL_LOST_PX = 8.0
@@ -111,13 +109,7 @@ def report(name, rows, strides):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("sequences", nargs="*", default=["camel", "cows", "dog"])
-    ap.add_argument("--size", type=synth.parse_clip_size, default=(768, 448), help="model input: a side or WxH")
-    ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-small.safetensors"))
-    ap.add_argument("--ckpt", default=None, help="a training checkpoint instead of --weights")
-    ap.add_argument("--ema", action="store_true", help="with --ckpt: its averaged weights")
-    ap.add_argument("--eval-root", default=os.path.join(HERE, "..", "..", "shared", "data", "eval"))
+    ap = diag_cli.badja_parser()
     ap.add_argument("--val", type=int, default=0, metavar="N",
                     help="instead: the first N validation clips (256 px, lost: %g px off)" % VAL_LOST_PX)
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
@@ -125,8 +117,7 @@ def main():
                     help="the descriptor correlated: the query frame's, or the previous frame's at the estimate")
     synth_options.add_option_args(ap)     # with --val: e.g. --turn-prob 1
     args = ap.parse_args()
-    torch.set_num_threads(2)
-    model = load_model(args.weights, args.ckpt, args.ema)
+    model = diag_cli.model_of(args)
     if args.val:
         spec = dict(evalsets.VAL, clips=args.val)
         rows = []
@@ -137,13 +128,7 @@ def main():
             rows += sequence_rows(model, seq, xy, VAL_LOST_PX, args.template)
         report(f"val[:{args.val}]", rows, model.cfg.strides)
         return
-    for name in args.sequences:
-        folder = os.path.join(args.eval_root, "badja", name)
-        if not os.path.isfile(os.path.join(folder, "gt.json")):
-            raise SystemExit(f"diag_features: {folder}: no gt.json (is --eval-root the shared eval folder?)")
-        seq = evalsets.load_sequence(folder, size=args.size)
-        with torch.no_grad():
-            xy, _, _ = evalsets.run_tracker(model, seq, "cpu")
+    for name, seq, xy in diag_cli.badja_runs(model, args, "diag_features"):
         print(f"{name} at {synth.clip_size(args.size)}:")
         report(name, sequence_rows(model, seq, xy, template=args.template), model.cfg.strides)
 

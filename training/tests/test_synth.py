@@ -28,6 +28,20 @@ def clips_with(P, banks, B, T, S, N, gen, opt):
         synth.ClipParams = orig
 
 
+def clips_on_and_off(P, option, banks, B, T, S, N, seed, opt):
+    """The clips of P drawn with the option's parameters P.<option>["on"] all set, then all clear
+    (the same draws otherwise); asserts that the two have the same tracks, visibility and layers.
+    Leaves the option on."""
+    clips = []
+    for on in (0.0, 1.0):
+        getattr(P, option)["on"].fill_(on)
+        clips.append(clips_with(P, banks, B, T, S, N, torch.Generator().manual_seed(seed), opt))
+    plain, drawn = clips
+    for key in ("tracks", "vis", "tq", "layer", "bg_tracks"):
+        assert torch.equal(drawn[key], plain[key]), key
+    return drawn, plain
+
+
 def test_object_maps_invert_exactly():
     """stamp_to_out is the inverse of out_to_stamp for sine-deformed, articulated and tilted
     objects: the ground truth of every object track rests on it."""
@@ -179,13 +193,7 @@ def test_pale_cutouts_lose_texture_not_tracks():
     P = synth.ClipParams(banks, B, T, S, torch.Generator().manual_seed(7), opt, "cpu")
     assert bool(P.pale_p["on"].all())
     P.photo["contrast"].fill_(1.0)      # the contrast stretch about the frame's mean would mix in the cut-outs
-    clips = []
-    for pale_on in (1.0, 0.0):
-        P.pale_p["on"].fill_(pale_on)
-        clips.append(clips_with(P, banks, B, T, S, N, torch.Generator().manual_seed(7), opt))
-    pale, plain = clips
-    for key in ("tracks", "vis", "tq", "layer", "bg_tracks"):
-        assert torch.equal(pale[key], plain[key]), key
+    pale, plain = clips_on_and_off(P, "pale_p", banks, B, T, S, N, 7, opt)
     on_bg = pale["layer"] == 0
     assert bool(on_bg.any()) and torch.equal(pale["bg_tracks"][on_bg], pale["tracks"][on_bg])
     times = torch.arange(T, dtype=torch.float32)
@@ -216,13 +224,7 @@ def test_relit_cutouts_change_brightness_not_tracks():
     assert bool(P.relight_p["on"].all())
     P.photo["gray"].zero_()             # the grey mix would blend channels of different gains
     P.photo["contrast"].fill_(1.0)      # the contrast stretch about the frame's mean would mix in the cut-outs
-    clips = []
-    for on in (1.0, 0.0):
-        P.relight_p["on"].fill_(on)
-        clips.append(clips_with(P, banks, B, T, S, N, torch.Generator().manual_seed(3), opt))
-    relit, plain = clips
-    for key in ("tracks", "vis", "tq", "layer", "bg_tracks"):
-        assert torch.equal(relit[key], plain[key]), key
+    relit, plain = clips_on_and_off(P, "relight_p", banks, B, T, S, N, 3, opt)
     # the scene is black: a pixel shows something of a cut-out where it is not, the cut-out's grey
     # 100 times its layer's drift, its shading where relit, and its alpha at the outline
     shown = plain["video"] > 0
@@ -233,7 +235,6 @@ def test_relit_cutouts_change_brightness_not_tracks():
     assert float(ratio.max() / ratio.min()) > 1.2
     assert bool((relit["video"][~shown] == 0).all())
     # one point of slot 0's surface, over the clip: its gain changes as the bands travel
-    P.relight_p["on"].fill_(1.0)
     t = torch.arange(T, dtype=torch.float32)[None, :, None].expand(B, T, 1)
     centre = torch.full((B, T, 1, 2), (photobanks.STAMP - 1) / 2.0)
     gain = shading(P.relight_p, 0, centre, t)[..., 0]                           # [B, T]

@@ -1,0 +1,42 @@
+"""The command line the BADJA diagnostics share (diag_badja.py, diag_features.py): which weights,
+which sequences, at which input size."""
+import argparse
+import os
+
+import torch
+
+from . import evalsets, synth
+from .weights import load_model
+
+TRAINING = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def badja_parser(description=None):
+    """Sequences (default all three), --size (default the frames' shape), --weights / --ckpt [--ema],
+    --eval-root."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("sequences", nargs="*", default=["camel", "cows", "dog"])
+    ap.add_argument("--size", type=synth.parse_clip_size, default=(768, 448), help="model input: a side or WxH")
+    ap.add_argument("--weights", default=os.path.join(TRAINING, "..", "models", "edgetap-small.safetensors"))
+    ap.add_argument("--ckpt", default=None, help="a training checkpoint instead of --weights")
+    ap.add_argument("--ema", action="store_true", help="with --ckpt: its averaged weights")
+    ap.add_argument("--eval-root", default=os.path.join(TRAINING, "..", "..", "shared", "data", "eval"))
+    return ap
+
+
+def model_of(args):
+    """The network the arguments name, on the CPU with 2 threads."""
+    torch.set_num_threads(2)
+    return load_model(args.weights, args.ckpt, args.ema)
+
+
+def badja_runs(model, args, tool):
+    """(name, sequence at --size, the network's estimates in original px) for each sequence named."""
+    for name in args.sequences:
+        folder = os.path.join(args.eval_root, "badja", name)
+        if not os.path.isfile(os.path.join(folder, "gt.json")):
+            raise SystemExit(f"{tool}: {folder}: no gt.json (is --eval-root the shared eval folder?)")
+        seq = evalsets.load_sequence(folder, size=args.size)
+        with torch.no_grad():
+            xy, _, _ = evalsets.run_tracker(model, seq, "cpu")
+        yield name, seq, xy
