@@ -5,8 +5,10 @@
 # the last mid-chunk validation's duration); the call itself takes about 20 s more (start, split).
 # SMOKE=1 first runs a few tiny single-GPU steps and the CPU unit tests, and stops on failure.
 # Writes the checkpoint (--ckpt, default training/checkpoints/edgetap-small.pt) and copies it, with the
-# log, to $OUT. A copy over 15 MiB (a checkpoint holding averaged weights, --ema, is about 20 MB) is split
-# into NAME.part-aa, -ab, ... because the device hands back files of at most 16 MiB; rejoin them with
+# log, to $OUT at every save (mid-chunk too, so a call stopped early still hands back the last one). A
+# copy over 15 MiB (a checkpoint holding averaged weights, --ema, is about 20 MB) is written as parts
+# NAME.part-aa, -ab, ... because the device hands back files of at most 16 MiB (training/edgetap/
+# handback.py); rejoin them with
 #   cat NAME.part-* > NAME
 set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -30,10 +32,4 @@ if [ "$NG" -gt 1 ]; then
 else
   python3 training/train.py --out "$OUT" --chunk-seconds "$CHUNK" "$@" 2>&1 | tee "$OUT/train_stdout.log"
 fi
-status=$?
-for f in "$OUT"/*.pt; do
-  if [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt $((15 * 1024 * 1024)) ]; then
-    split -b 15M "$f" "$f.part-" && rm "$f" && echo "split $f for the trip back: cat $(basename "$f").part-* > $(basename "$f")"
-  fi
-done
-exit $status
+exit $?

@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, fused_reads, photobanks, synth, synth_options  # noqa: E402
 from edgetap.ema import WeightAverage  # noqa: E402
 from edgetap.grow import new_parameter_names  # noqa: E402
+from edgetap.handback import copy_for_handback  # noqa: E402
 from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
@@ -334,6 +335,13 @@ def main():
                 rec[f"{name}_AJ_ema"] = scores(ema.model, seqs)[0]["AJ"]
         return rec
 
+    def hand_back():
+        """The checkpoint (in parts if large: handback.py) and the log, copied to --out."""
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "train_log.jsonl"), "w") as f:
+            f.write("\n".join(json.dumps(r) for r in state["log"]) + "\n")
+        return copy_for_handback(args.ckpt, args.out)
+
     model.train()
     last_val = time.time()
     val_cost = 0.0    # seconds the last mid-chunk validation and save took: reserved for the final one
@@ -391,8 +399,7 @@ def main():
             os.makedirs(os.path.dirname(args.ckpt), exist_ok=True)
             save_ckpt(args.ckpt, model, opt, state, ema)       # safety copy mid-chunk
             if args.out:
-                import shutil
-                shutil.copy(args.ckpt, os.path.join(args.out, os.path.basename(args.ckpt)))
+                hand_back()
             last_val = time.time()
             val_cost = last_val - t_val
             t_loop = time.time()
@@ -413,11 +420,8 @@ def main():
         os.makedirs(os.path.dirname(args.ckpt), exist_ok=True)
         save_ckpt(args.ckpt, model, opt, state, ema)
         if args.out:
-            os.makedirs(args.out, exist_ok=True)
-            import shutil
-            shutil.copy(args.ckpt, os.path.join(args.out, os.path.basename(args.ckpt)))
-            with open(os.path.join(args.out, "train_log.jsonl"), "w") as f:
-                f.write("\n".join(json.dumps(r) for r in state["log"]) + "\n")
+            for part in hand_back():
+                print(f"for the trip back: {part}", flush=True)
         print(f"saved {args.ckpt}: step {state['step']}, {state['seconds']:.0f}s trained, "
               f"wall {time.time() - t_start:.0f}s", flush=True)
     if ddp:
