@@ -12,7 +12,7 @@ separately for lost point-frames (error at least the PCK@0.2 threshold) and held
   one threshold of it (a search that wide around the truth would land on it).
 
   cd training && python3 diag_features.py [--size 768x448] [--ckpt CK [--ema]] [--eval-root DIR] [dog ...]
-  cd training && python3 diag_features.py --val 8 [--turn-prob 1 ...]   # generated validation clips
+  cd training && python3 diag_features.py --val 8 [--turn-prob 1 ...]   # generated clips' cut-out tracks
 (CPU, FP32; about 20 s per BADJA sequence at 768x448)
 """
 import os
@@ -54,11 +54,12 @@ def descriptors(feats, strides, frame, p):
     return [bilinear_sample(f[frame][None], pt / s)[0, 0] for f, s in zip(feats, strides)]
 
 
-def sequence_rows(model, seq, xy, fixed_px=None, template="query"):
+def sequence_rows(model, seq, xy, fixed_px=None, template="query", tracks=None):
     """Per annotated point-frame after the query: (lost, age, [(truth > est, rank, peak) per level]).
     The threshold: PCK@0.2's from the mask area, or fixed_px (the sequence's own pixels).
     template: "query" (the query frame's descriptor) or "recent" (the previous frame's, at the
-    tracker's own estimate there: what a streaming tracker could keep up to date)."""
+    tracker's own estimate there: what a streaming tracker could keep up to date).
+    tracks: the indices of the tracks to score (default all)."""
     W, H = seq["W"], seq["H"]
     h_in, w_in = seq["video"].shape[-2:]
     scale = np.array([w_in / W, h_in / H])
@@ -71,7 +72,7 @@ def sequence_rows(model, seq, xy, fixed_px=None, template="query"):
     strides = model.cfg.strides
     gt, known, vis, tq, area = seq["gt_xy"], seq["known"], seq["gt_vis"], seq["tq"], seq["mask_area"]
     rows = []
-    for i in range(len(tq)):
+    for i in (range(len(tq)) if tracks is None else tracks):
         query_descs = descriptors(feats, strides, tq[i], to_model(seq["q"][i]))
         for t in range(tq[i] + 1, gt.shape[1]):
             if not (known[i, t] and vis[i, t] and (fixed_px or area[t])):
@@ -111,7 +112,7 @@ def report(name, rows, strides):
 def main():
     ap = diag_cli.badja_parser()
     ap.add_argument("--val", type=int, default=0, metavar="N",
-                    help="instead: the first N validation clips (256 px, lost: %g px off)" % VAL_LOST_PX)
+                    help="instead: the first N validation clips' cut-out tracks (256 px, lost: %g px off)" % VAL_LOST_PX)
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
     ap.add_argument("--template", choices=("query", "recent"), default="query",
                     help="the descriptor correlated: the query frame's, or the previous frame's at the estimate")
@@ -125,8 +126,9 @@ def main():
         for seq in evalsets.generated_sequences(banks, spec, "cpu", synth_options.options_from_args(args)):
             with torch.no_grad():
                 xy, _, _ = evalsets.run_tracker(model, seq, "cpu")
-            rows += sequence_rows(model, seq, xy, VAL_LOST_PX, args.template)
-        report(f"val[:{args.val}]", rows, model.cfg.strides)
+            bodies = np.flatnonzero(seq["layer"] > 0)     # the cut-outs' points, as BADJA's are the animals'
+            rows += sequence_rows(model, seq, xy, VAL_LOST_PX, args.template, bodies)
+        report(f"val[:{args.val}] cut-out tracks", rows, model.cfg.strides)
         return
     for name, seq, xy in diag_cli.badja_runs(model, args, "diag_features"):
         print(f"{name} at {synth.clip_size(args.size)}:")
