@@ -2,7 +2,7 @@
 # Runs one training chunk on the GPU host (all its GPUs, data parallel), from the repo root:
 #   bash training/device_train.sh CHUNK_SECONDS [train.py flags...]
 # CHUNK_SECONDS bounds train.py's wall time, its set-up and final validation included (it reserves
-# the last mid-chunk validation's duration); the call itself takes about 20 s more (start, split).
+# the last mid-chunk validation's duration); the call itself takes about 20 s more (start-up).
 # SMOKE=1 first runs a few tiny single-GPU steps and the CPU unit tests, and stops on failure.
 # Writes the checkpoint (--ckpt, default training/checkpoints/edgetap-small.pt) and copies it, with the
 # log, to $OUT at every save (mid-chunk too, so a call stopped early still hands back the last one). A

@@ -4,6 +4,10 @@ import math
 
 import torch
 
+# the side streams of the generator's options (side_stream's salt), one each so that no two draw
+# the same numbers
+PALE_SALT, FOLLOW_SALT, RELIGHT_SALT = 1, 2, 3
+
 
 def uniform(gen, *shape, lo=0.0, hi=1.0):
     return lo + (hi - lo) * torch.rand(*shape, generator=gen)

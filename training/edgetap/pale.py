@@ -3,9 +3,8 @@ textured scene, drawn by blurring a cut-out's colours and pulling them toward th
 import torch
 
 from .blur import blur_images
-from .draws import side_stream, uniform
+from .draws import PALE_SALT, side_stream, uniform
 
-PALE_SALT = 1            # side stream of the generator (follow.py 2, relight.py 3)
 PALE_SIGMA_MAX = 6.0     # strongest blur of a pale cut-out, stamp px
 PALE_KEEP = (0.15, 0.5)  # range of the share of its contrast a pale cut-out keeps
 

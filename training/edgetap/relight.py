@@ -7,10 +7,9 @@ import math
 
 import torch
 
-from .draws import side_stream, uniform
+from .draws import RELIGHT_SALT, side_stream, uniform
 from .photobanks import STAMP
 
-RELIGHT_SALT = 3          # side stream of the generator (pale.py 1, follow.py 2)
 RELIGHT_LOG_GAIN_MAX = 0.6   # strongest shading: a gain between exp(-0.6) = 0.55 and exp(0.6) = 1.8
 
 

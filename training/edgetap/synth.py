@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from .blur import blur_images, defocus, streak
-from .draws import normal as _n, rand_dir as _rand_dir, side_stream as _side_stream, uniform as _u
+from .draws import FOLLOW_SALT, normal as _n, rand_dir as _rand_dir, side_stream as _side_stream, uniform as _u
 from .follow import follow_first_object
 from .geometry import apply_h, dot2, homography_from_corners, inv2x2, matvec2, pixel_grid, rot
 from .photobanks import BG, STAMP
@@ -203,7 +203,7 @@ class ClipParams:
         self.relight_p = draw_relight(gen, B, M, opt.relight_prob)
         # a camera following object slot 0 (`follow.py`); drawn from a side stream too
         if opt.follow_prob > 0:
-            fg = _side_stream(gen, 2)
+            fg = _side_stream(gen, FOLLOW_SALT)
             follow = (torch.rand(B, generator=fg) < opt.follow_prob).float()
             follow_first_object(self.cam, self.obj, self.active, follow,
                                 _u(fg, B, 2, lo=0.3, hi=0.7) * torch.tensor([W, H]))
@@ -462,10 +462,11 @@ def _render(banks, P, times, bg=None, stamps=None):
             limb_alpha = limb[:, :, 3:4] * active * per_pixel(P.limb_mask(m, z_limb, 2))
             alpha = alpha * (1 - per_pixel(P.limb_mask(m, z, 2)))
             above = P.limb_p["above"][:, m, None, None, None, None]
-            img, top = _over(img, top, limb[:, :, :3], lit(z_limb), limb_alpha * (1 - above), M + 1 + m)
+            limb_gain = lit(z_limb)
+            img, top = _over(img, top, limb[:, :, :3], limb_gain, limb_alpha * (1 - above), M + 1 + m)
         img, top = _over(img, top, layer[:, :, :3], lit(z), alpha, m + 1)
         if P.limb_p is not None:
-            img, top = _over(img, top, limb[:, :, :3], lit(z_limb), limb_alpha * above, M + 1 + m)
+            img, top = _over(img, top, limb[:, :, :3], limb_gain, limb_alpha * above, M + 1 + m)
     return img, top
 
 

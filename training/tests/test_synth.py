@@ -446,11 +446,12 @@ if __name__ == "__main__":
     test_limbs_swing_carry_their_tracks_and_hide_their_body()
     test_flattened_backgrounds_lose_texture_not_tracks()
     test_pale_cutouts_lose_texture_not_tracks()
+    test_relit_cutouts_change_brightness_not_tracks()
     test_a_following_camera_keeps_its_body_still_and_pans_the_scene()
     test_tilt_foreshortens_and_hides_beyond_the_horizon()
     test_shake_moves_the_whole_image()
     test_shake_streaks_along_the_jolt()
     test_time_scale_slows_every_motion()
     test_turning_cutouts_invert_and_hide_their_far_side()
-    print(f"{10 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
+    print(f"{11 + len(FOLLOW_CONTENT_CASES)} passed, 0 failed")
 
