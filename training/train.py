@@ -75,6 +75,9 @@ def parse():
     ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
     ap.add_argument("--val-long", action="store_true",
                     help="also validate on evalsets.VAL_LONG (8 clips x 96 frames of slow motion): val_long_AJ")
+    ap.add_argument("--val-sizes", default="",
+                    help="also validate on the validation clips rendered at these sizes (comma list, e.g. 768x448; "
+                         "evaluate.py --sets val --size S): val_WxH_AJ")
     for name, (_, what) in evalsets.VAL_VARIANTS.items():
         ap.add_argument("--" + name, action="store_true",
                         help=f"also validate on the validation clips with {what} (evaluate.py's {name}): "
@@ -307,6 +310,9 @@ def main():
         for name in evalsets.VAL_VARIANTS:
             if getattr(args, name.replace("-", "_")):
                 more_val[name.replace("-", "_")] = evalsets.val_variant_sequences(name, val_banks, spec, dev)
+        for text in filter(None, args.val_sizes.split(",")):
+            W, H = synth.clip_size(synth.parse_clip_size(text))
+            more_val[f"val_{W}x{H}"] = evalsets.generated_sequences(val_banks, dict(spec, size=(W, H)), dev)
         print(f"params {count_params(model)}; banks: {banks.bg.shape[0]} bg, {banks.stamps.shape[0]} stamps; "
               f"world {world}; resume step {state['step']} at {state['seconds']:.0f}s of {state['total_seconds']:.0f}s; "
               f"setup {time.time() - t_start:.1f}s", flush=True)

@@ -68,11 +68,12 @@ def test_a_chunk_keeps_validates_and_saves_the_average(tmp_path):
     base = [sys.executable, os.path.join(HERE, "..", "train.py"), "--cpu", "--ckpt", str(ck), "--batch", "1",
             "--frames", "6", "--tracks", "16", "--sizes", "64", "--val-clips", "1", "--val-frames", "6",
             "--log-every", "1", "--total-seconds", "100", "--self-init", "0"]
-    out = subprocess.run(base + ["--max-steps", "3", "--ema", "0.5"], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(base + ["--max-steps", "3", "--ema", "0.5", "--val-sizes", "96x64"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "weight average: decay 0.5, starting at the checkpoint's weights" in out.stdout
     final = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{"val_AJ"')][-1]
     assert "val_AJ_ema" in final and "val_AJ_conf_ema" in final
+    assert 0 <= final["val_96x64_AJ"] <= 1 and 0 <= final["val_96x64_AJ_ema"] <= 1   # clips rendered at 96x64
     state = load_checkpoint(str(ck))
     assert state["ema_decay"] == 0.5 and state["ema"].keys() == state["model"].keys()
     differs = [k for k in state["model"] if state["model"][k].is_floating_point()
