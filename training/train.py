@@ -29,6 +29,7 @@ from edgetap.ema import WeightAverage  # noqa: E402
 from edgetap.grow import new_parameter_names  # noqa: E402
 from edgetap.handback import copy_for_handback  # noqa: E402
 from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
+from edgetap.realclips import RealClips  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
 
@@ -61,6 +62,10 @@ def parse():
                     help="fraction of tracks entering each frame with the model's own streamed estimate")
     ap.add_argument("--accum", type=int, default=1,
                     help="batches per optimizer step (gradient accumulation): K x --batch clips per GPU per step")
+    ap.add_argument("--real", default=os.path.join(HERE, ".data", "real"),
+                    help="real clips labelled by a teacher (prepare_real.py), for --real-every")
+    ap.add_argument("--real-every", type=int, default=0,
+                    help="every K-th batch comes from the labelled real clips instead of the generator (0: never)")
     ap.add_argument("--ema", type=float, default=0.0,
                     help="keep an exponential moving average of the weights with this decay (e.g. 0.999), "
                          "validate it beside the trained weights and save it in the checkpoint (0: off)")
@@ -180,7 +185,7 @@ def batch_inputs(clip, part, n_tracks, S, self_init):
     sl = slice(part * n_tracks, (part + 1) * n_tracks)
     tracks, vis, tq = (clip[k][:, sl] for k in ("tracks", "vis", "tq"))
     return dict(
-        video=clip["video"], tracks=tracks, vis=vis, tq=tq,
+        video=clip["video"], tracks=tracks, vis=vis, tq=tq, known=clip["known"][:, sl] if "known" in clip else None,
         pq=torch.gather(tracks, 2, tq[:, :, None, None].expand(-1, -1, 1, 2))[:, :, 0],
         p_init=noisy_init(tracks, tq, synth.equivalent_side(S)),
         self_mask=(torch.rand(tq.shape, device=tq.device) < self_init) if self_init > 0 else None)
@@ -199,7 +204,7 @@ def forward_backward(net, opt, b, amp, scale=1.0, accumulate=False):
     with torch.autocast(**amp):
         ps, vl, cl = net(b["video"], b["tq"], b["pq"], b["p_init"], b["self_mask"])
     loss, st = tracking_loss(ps.float(), vl.float(), cl.float(), b["tracks"], b["vis"], b["tq"],
-                             synth.equivalent_side((W, H)))
+                             synth.equivalent_side((W, H)), known=b.get("known"))
     if not accumulate:
         opt.zero_grad(set_to_none=True)
     (loss * scale).backward()
@@ -232,6 +237,8 @@ def main():
     args = parse()
     if args.clip_reuse < 1:
         sys.exit(f"train.py: --clip-reuse {args.clip_reuse}: must be at least 1")
+    if args.real_every < 0:
+        sys.exit(f"train.py: --real-every {args.real_every}: must be 0 (never) or more")
     if args.accum < 1:
         sys.exit(f"train.py: --accum {args.accum}: must be at least 1")
     ddp = int(os.environ.get("WORLD_SIZE", "1")) > 1
@@ -299,6 +306,12 @@ def main():
         ema = WeightAverage(model, args.ema, ck.get("ema") if ck is not None else None)
 
     banks = photobanks.load_train_banks(args.data, dev, "train", seed=args.seed)
+    real = None
+    if args.real_every:
+        try:
+            real = RealClips(args.real, dev)
+        except (FileNotFoundError, ValueError) as e:
+            sys.exit(f"train.py: --real: {e}")
     val_seqs = None
     more_val = {}   # further validation sets, scored as NAME_AJ (and NAME_AJ_ema)
     if rank == 0:
@@ -367,7 +380,10 @@ def main():
         for micro in range(args.accum):     # --accum K: one step's gradient over K batches
             if part == 0:
                 S = sizes[((step * args.accum + micro) * 2654435761 + args.seed) % len(sizes)]
-                clip = synthesize(banks, args, S, gen, synth_opt, dev, args.clip_reuse)
+                if real is not None and (step * args.accum + micro) % args.real_every == args.real_every - 1:
+                    clip = real.sample(args.batch, args.frames, S, args.tracks * args.clip_reuse, gen)
+                else:
+                    clip = synthesize(banks, args, S, gen, synth_opt, dev, args.clip_reuse)
                 state["clips"] += args.batch * world
             batch = batch_inputs(clip, part, args.tracks, S, self_init)
             part = (part + 1) % args.clip_reuse

@@ -37,9 +37,11 @@ def noisy_init(tracks, tq, S, drift=True):
 
 
 def tracking_loss(ps, vis_l, conf_l, tracks, vis, tq, S, gamma=0.8, huber=4.0,
-                  occ_weight=0.2, w_vis=2.0, w_conf=1.0):
+                  occ_weight=0.2, w_vis=2.0, w_conf=1.0, known=None):
     """ps [K, B, N, T, 2]; vis_l/conf_l [K, B, N, T]; tracks [B, N, T, 2]; vis [B, N, T] bool.
-    Errors are measured in 256-scaled pixels so every input size weighs the same."""
+    Errors are measured in 256-scaled pixels so every input size weighs the same. known [B, N, T]
+    bool (pseudo-labels, realclips.py): positions and confidence are scored only there, and
+    visibility not at all."""
     K = ps.shape[0]
     T = tracks.shape[2]
     scale = 256.0 / S
@@ -47,6 +49,10 @@ def tracking_loss(ps, vis_l, conf_l, tracks, vis, tq, S, gamma=0.8, huber=4.0,
     after = (torch.arange(T, device=dev)[None, None, :] > tq[:, :, None]).float()
     visf = vis.float()
     w_pos = after * (visf + occ_weight * (1 - visf))
+    if known is not None:
+        after = after * known.float()
+        w_pos = w_pos * known.float()
+        w_vis = 0.0
     n_pos = w_pos.sum().clamp(min=1)
     n_after = after.sum().clamp(min=1)
     pos, bce = 0.0, 0.0
@@ -55,8 +61,9 @@ def tracking_loss(ps, vis_l, conf_l, tracks, vis, tq, S, gamma=0.8, huber=4.0,
         err = (ps[k] - tracks) * scale
         h = F.huber_loss(err, torch.zeros_like(err), reduction="none", delta=huber).sum(-1)
         pos = pos + wk * (h * w_pos).sum() / n_pos
-        b = F.binary_cross_entropy_with_logits(vis_l[k], visf, reduction="none")
-        bce = bce + wk * (b * after).sum() / n_after
+        if w_vis:
+            b = F.binary_cross_entropy_with_logits(vis_l[k], visf, reduction="none")
+            bce = bce + wk * (b * after).sum() / n_after
     with torch.no_grad():
         dist = ((ps[-1] - tracks) * scale).norm(dim=-1)
         good = ((dist < 4.0) & vis).float()
@@ -66,7 +73,7 @@ def tracking_loss(ps, vis_l, conf_l, tracks, vis, tq, S, gamma=0.8, huber=4.0,
     with torch.no_grad():
         vis_after = (vis.float() * after).sum().clamp(min=1)
         stats = dict(
-            loss=loss.detach(), pos=pos.detach(), vis=bce.detach(), conf=conf.detach(),
+            loss=loss.detach(), pos=pos.detach(), vis=torch.as_tensor(bce, device=dev).detach(), conf=conf.detach(),
             d_avg=sum(((dist < th).float() * visf * after).sum() / vis_after for th in (1, 2, 4, 8, 16)) / 5,
         )
     return loss, stats
