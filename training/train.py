@@ -312,6 +312,9 @@ def main():
             real = RealClips(args.real, dev)
         except (FileNotFoundError, ValueError) as e:
             sys.exit(f"train.py: --real: {e}")
+        if real.window < args.frames:
+            sys.exit(f"train.py: --real {args.real}: labelled windows of {real.window} frames, "
+                     f"shorter than --frames {args.frames} (prepare_real.py --label --window)")
     val_seqs = None
     more_val = {}   # further validation sets, scored as NAME_AJ (and NAME_AJ_ema)
     if rank == 0:

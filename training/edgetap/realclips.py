@@ -37,6 +37,11 @@ class RealClips:
     def __len__(self):
         return len(self.windows)
 
+    @property
+    def window(self):
+        """The shortest labelled window, in frames: the longest clip a batch can have."""
+        return min(c["tracks"].shape[2] for c in self.clips)
+
     def sample(self, B, T, S, N, gen):
         """B clips of T frames at S (a side or (W, H)) with N tracks each, in make_clips' form plus
         known [B, N, T]. gen: a CPU torch.Generator (every draw comes from it)."""

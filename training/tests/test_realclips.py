@@ -137,3 +137,6 @@ def test_a_chunk_trains_on_real_batches_between_generated_ones(tmp_path):
     bad = subprocess.run(cmd[:-4] + ["--real", str(tmp_path / "none"), "--real-every", "2"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and str(tmp_path / "none") in bad.stderr
+    long = [a if a != "6" or cmd[i - 1] != "--frames" else "12" for i, a in enumerate(cmd)]
+    bad = subprocess.run(long, capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "labelled windows of 10 frames, shorter than --frames 12" in bad.stderr
