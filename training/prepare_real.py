@@ -13,6 +13,8 @@ frames, starting every --every frames, forward from a --grid x --grid query grid
 writes OUT/<clip>/labels.npz: starts [K], tracks [K, N, window, 2] (frame pixels), known [K, N,
 window] (both directions see the point and agree within 2 px at 256 scale), and the teacher.
 Prints per clip the share of point-frames labelled and of labelled tracks that move.
+--check N labels N generated validation clips (whose truth is known) the same way and prints how
+close the labels are to it.
 """
 import argparse
 import glob
@@ -115,10 +117,38 @@ def label(args):
               f"{(reach[kept] > MOVING_PX_256).mean() if kept.any() else 0:.3f}; {time.time() - t0:.0f} s", flush=True)
 
 
+def check(args):
+    """The labelling rule on generated validation clips, whose truth is known: how close the
+    labels are, against the teacher's forward tracks on every frame it calls visible."""
+    from edgetap import evalsets, photobanks     # the generator: only this check needs it
+    dev = torch.device(args.device)
+    teacher, _ = load_checkpoint_model(args.ckpt, fold=True, ema=args.ema)
+    teacher = teacher.to(dev).eval()
+    seqs = evalsets.generated_sequences(photobanks.load_train_banks(os.path.join(HERE, ".data"), dev, "val"),
+                                        dict(evalsets.VAL, clips=args.check), dev)
+    err_l, err_f, hidden_l = [], [], []
+    for seq in seqs:
+        first = seq["gt_vis"][:, 0]
+        q = seq["gt_xy"][first, 0]
+        tracks, known = realvideo.label_window(teacher, seq["video"], 0, (256, 256), dev, q=q)
+        fwd, fvis, _ = evalsets.run_tracker(teacher, dict(seq, q=q, tq=np.zeros(len(q), np.int64)), dev)
+        gt, gvis = seq["gt_xy"][first], seq["gt_vis"][first]
+        err_l.append(np.linalg.norm(tracks - gt, axis=-1)[known & gvis])
+        hidden_l.append((known & ~gvis).sum() / max(known.sum(), 1))
+        err_f.append(np.linalg.norm(fwd - gt, axis=-1)[(fvis >= 0.5) & gvis])
+    el, ef = np.concatenate(err_l), np.concatenate(err_f)
+    for name, e in (("labels (forward-backward agreement)", el), ("forward tracks where the teacher sees the point", ef)):
+        print(f"{name}: {len(e)} point-frames; within 1 / 2 / 4 / 8 px: "
+              + " / ".join(f"{(e < th).mean():.3f}" for th in (1, 2, 4, 8)), flush=True)
+    print(f"labels on hidden points: {np.mean(hidden_l):.3f} of the labelled point-frames", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--decode", action="store_true")
     ap.add_argument("--label", action="store_true")
+    ap.add_argument("--check", type=int, default=0,
+                    help="label this many generated validation clips (known truth) and report how close the labels are")
     ap.add_argument("--shared", default=os.path.join(HERE, "..", "..", "shared"))
     ap.add_argument("--out", default=os.path.join(HERE, ".data", "real"))
     ap.add_argument("--max-side", type=int, default=256)
@@ -133,12 +163,14 @@ def main():
                     help="the teacher's input: the frames' shape with this longer side (multiples of 32)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args()
-    if not (args.decode or args.label):
-        ap.error("--decode, --label or both")
+    if not (args.decode or args.label or args.check):
+        ap.error("--decode, --label, --check or several")
     if args.decode:
         decode(args)
     if args.label:
         label(args)
+    if args.check:
+        check(args)
 
 
 if __name__ == "__main__":

@@ -94,11 +94,12 @@ def consistent_labels(fwd, fwd_vis, bwd, bwd_vis, tol):
 
 
 @torch.no_grad()
-def label_window(teacher, video, grid_side, model_size, device, tol_256=2.0):
+def label_window(teacher, video, grid_side, model_size, device, tol_256=2.0, q=None):
     """Pseudo-labels of one window (uint8 [T, 3, H, W]): tracks [N, T, 2] in the window's pixels and
-    known [N, T] bool. tol_256: the forward-backward agreement asked, in 256-scaled pixels."""
+    known [N, T] bool, for a grid_side x grid_side grid of queries on its first frame (or the
+    queries q [N, 2] there). tol_256: the forward-backward agreement asked, in 256-scaled pixels."""
     T, _, H, W = video.shape
-    q = query_grid(grid_side, W, H)
+    q = query_grid(grid_side, W, H) if q is None else q
     fwd, fwd_vis, _ = _track(teacher, video, q, np.zeros(len(q), np.int64), model_size, device)
     fwd_vis = fwd_vis >= 0.5
     fwd_vis[:, 0] = True
