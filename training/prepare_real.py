@@ -11,7 +11,8 @@ download, so it needs the package archive; nothing is installed). DAVIS and the 
 may not be shipped are reserved and refused (edgetap/realvideo.py). --label tracks each window of --window
 frames, starting every --every frames, forward from a --grid x --grid query grid and back, and
 writes OUT/<clip>/labels.npz: starts [K], tracks [K, N, window, 2] (frame pixels), known [K, N,
-window] (both directions see the point and agree within 2 px at 256 scale), and the teacher.
+window] (from the first frame until forward and back first lose the point or differ by 2 px at 256
+scale), and the teacher.
 Prints per clip the share of point-frames labelled and of labelled tracks that move.
 --check N labels N generated validation clips (whose truth is known) the same way and prints how
 close the labels are to it.
@@ -98,7 +99,7 @@ def label(args):
         size = realvideo.teacher_size(W, H, args.teacher_side)
         for s in starts:
             video = realvideo.load_frames(clip_dir, s, args.window)
-            tr, kn = realvideo.label_window(teacher, video, args.grid, size, dev)
+            tr, kn = realvideo.label_window(teacher, video, args.grid, size, dev, tol_256=args.tol)
             tracks.append(tr)
             known.append(kn)
         if not starts:
@@ -111,7 +112,7 @@ def label(args):
         out = os.path.join(os.path.dirname(clip_dir), "labels.npz")
         np.savez_compressed(out, starts=np.array(starts), tracks=tracks, known=known,
                             teacher=json.dumps(dict(ckpt=os.path.basename(args.ckpt), ema=args.ema,
-                                                    model_size=list(size), grid=args.grid)))
+                                                    model_size=list(size), grid=args.grid, tol=args.tol)))
         print(f"{clip_dir}: {len(starts)} windows, point-frames labelled {known.mean():.3f}, tracks labelled "
               f"over half the window {kept.mean():.3f}, of those moving > {MOVING_PX_256:g} px "
               f"{(reach[kept] > MOVING_PX_256).mean() if kept.any() else 0:.3f}; {time.time() - t0:.0f} s", flush=True)
@@ -130,7 +131,7 @@ def check(args):
     for seq in seqs:
         first = seq["gt_vis"][:, 0]
         q = seq["gt_xy"][first, 0]
-        tracks, known = realvideo.label_window(teacher, seq["video"], 0, (256, 256), dev, q=q)
+        tracks, known = realvideo.label_window(teacher, seq["video"], 0, (256, 256), dev, tol_256=args.tol, q=q)
         fwd, fvis, _ = evalsets.run_tracker(teacher, dict(seq, q=q, tq=np.zeros(len(q), np.int64)), dev)
         gt, gvis = seq["gt_xy"][first], seq["gt_vis"][first]
         err_l.append(np.linalg.norm(tracks - gt, axis=-1)[known & gvis])
@@ -159,6 +160,8 @@ def main():
     ap.add_argument("--window", type=int, default=32)
     ap.add_argument("--every", type=int, default=24)
     ap.add_argument("--grid", type=int, default=16)
+    ap.add_argument("--tol", type=float, default=2.0,
+                    help="forward and back must agree within this many px (256 scale) for a label")
     ap.add_argument("--teacher-side", type=int, default=320,
                     help="the teacher's input: the frames' shape with this longer side (multiples of 32)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")

@@ -3,8 +3,9 @@
 A clip's frames are decoded once (GStreamer) into JPEGs; windows of consecutive frames are then
 tracked by a teacher (a trained checkpoint) forward from a grid of queries on the window's first
 frame, and backward from where each track was last visible. A point-frame is a label only where
-both directions see the point and agree: a pseudo-label the teacher is consistent about, which
-is what self-training on real footage keeps (forward-backward consistency).
+both directions see the point and agree, from the query on without a break: a pseudo-label the
+teacher is consistent about, which is what self-training on real footage keeps (forward-backward
+consistency).
 
 Only clips outside the reserved evaluation material may be labelled: DAVIS frames (and BADJA on
 them), the image pairs and the demo clips that may not be shipped are refused by path.
@@ -87,10 +88,13 @@ def _track(teacher, video, q, tq, model_size, device):
 
 
 def consistent_labels(fwd, fwd_vis, bwd, bwd_vis, tol):
-    """Where forward and backward tracks of the same points agree: known [N, T] (both visible,
-    within tol px) and the labels there (their mean) [N, T, 2]."""
-    known = fwd_vis & bwd_vis & (np.linalg.norm(fwd - bwd, axis=-1) < tol)
-    return (fwd + bwd) / 2, known
+    """Where forward and backward tracks of the same points (queried on frame 0) agree: known
+    [N, T], from frame 0 up to the first frame where either pass loses the point or they are tol
+    px or more apart, and the labels there (their mean) [N, T, 2]. Agreement found again after a
+    break is not trusted: on generated clips (prepare_real.py --check) those are the labels that
+    are far off."""
+    agree = fwd_vis & bwd_vis & (np.linalg.norm(fwd - bwd, axis=-1) < tol)
+    return (fwd + bwd) / 2, np.cumprod(agree, axis=1).astype(bool)
 
 
 @torch.no_grad()

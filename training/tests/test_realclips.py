@@ -26,16 +26,19 @@ def test_reserved_material_is_refused_by_path():
     realvideo.check_trainable("../shared/data/videos/pixabay/bees.mp4")
 
 
-def test_labels_are_where_both_directions_see_the_point_and_agree():
+def test_labels_run_from_the_query_while_both_directions_see_the_point_and_agree():
     fwd = np.zeros((3, 4, 2))
     bwd = fwd.copy()
     bwd[1, 2] = [3.0, 0.0]                       # disagree by 3 px
     fwd_vis = np.ones((3, 4), bool)
     bwd_vis = np.ones((3, 4), bool)
     bwd_vis[2, 3] = False                        # the backward pass lost it
+    bwd[0, 1] = [0.0, 5.0]                       # disagree, then agree again
     tracks, known = realvideo.consistent_labels(fwd, fwd_vis, bwd, bwd_vis, tol=2.0)
-    assert known.sum() == 10 and not known[1, 2] and not known[2, 3]
-    assert np.allclose(tracks[1, 2], [1.5, 0.0])
+    assert known.tolist() == [[True, False, False, False],       # no label after a break
+                              [True, True, False, False],
+                              [True, True, True, False]]
+    assert np.allclose(tracks[1, 1], [0.0, 0.0]) and np.allclose(tracks[0, 0], [0.0, 0.0])
 
 
 def test_teacher_sizes_keep_the_shape_in_multiples_of_32():
