@@ -107,8 +107,9 @@ def label(args):
             continue
         tracks, known = np.stack(tracks), np.stack(known)
         kept = known.sum(-1) >= args.window // 2
-        span = np.where(known[..., None], tracks, np.nan)
-        reach = np.nan_to_num(np.nanmax(span, 2) - np.nanmin(span, 2)).max(-1) * 256.0 / max(W, H)
+        hi = np.where(known[..., None], tracks, -np.inf).max(2)
+        lo = np.where(known[..., None], tracks, np.inf).min(2)
+        reach = np.where(known.any(-1)[..., None], hi - lo, 0.0).max(-1) * 256.0 / max(W, H)
         out = os.path.join(os.path.dirname(clip_dir), "labels.npz")
         np.savez_compressed(out, starts=np.array(starts), tracks=tracks, known=known,
                             teacher=json.dumps(dict(ckpt=os.path.basename(args.ckpt), ema=args.ema,
