@@ -31,6 +31,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from edgetap import realvideo  # noqa: E402
+from edgetap.realclips import MOVE_PX, label_reach  # noqa: E402
 from edgetap.weights import load_checkpoint_model  # noqa: E402
 
 # (source, path, at most this many frames): source "shared" is <shared>/data/videos; any other
@@ -50,7 +51,6 @@ TRAINABLE_CLIPS = [
     ("node-opencv", "usr/share/doc/node-opencv/examples/files/motion.mov", 0),
     ("python3-mecavideo", "usr/share/pymecavideo/data/video/balle-jbart.mp4", 0),
 ]
-MOVING_PX_256 = 4.0   # a labelled track that moves further than this (256-scaled px) counts as moving
 
 
 def clip_name(source, path):
@@ -86,37 +86,35 @@ def decode(args):
         print(f"{source}: {path}: {min(n, most or n)} of {n} frames", flush=True)
 
 
+def load_teacher(args, dev):
+    teacher, _ = load_checkpoint_model(args.ckpt, fold=True, ema=args.ema)
+    return teacher.to(dev).eval()
+
+
 def label(args):
     dev = torch.device(args.device)
-    teacher, _ = load_checkpoint_model(args.ckpt, fold=True, ema=args.ema)
-    teacher = teacher.to(dev).eval()
+    teacher = load_teacher(args, dev)
     for clip_dir in sorted(glob.glob(os.path.join(args.out, "*", "frames"))):
         t0 = time.time()
-        n = len(glob.glob(os.path.join(clip_dir, "*.jpg")))
+        frames = realvideo.load_frames(clip_dir)
+        n, (H, W) = len(frames), frames.shape[-2:]
         starts = list(range(0, n - args.window + 1, args.every))
-        tracks, known = [], []
-        H, W = realvideo.load_frames(clip_dir, 0, 1).shape[-2:]
-        size = realvideo.teacher_size(W, H, args.teacher_side)
-        for s in starts:
-            video = realvideo.load_frames(clip_dir, s, args.window)
-            tr, kn = realvideo.label_window(teacher, video, args.grid, size, dev, tol_256=args.tol)
-            tracks.append(tr)
-            known.append(kn)
         if not starts:
             print(f"{clip_dir}: {n} frames, shorter than a window of {args.window}; skipped", flush=True)
             continue
-        tracks, known = np.stack(tracks), np.stack(known)
+        size = realvideo.teacher_size(W, H, args.teacher_side)
+        windows = [realvideo.label_window(teacher, frames[s:s + args.window], args.grid, size, dev, tol_256=args.tol)
+                   for s in starts]
+        tracks, known = np.stack([w[0] for w in windows]), np.stack([w[1] for w in windows])
         kept = known.sum(-1) >= args.window // 2
-        hi = np.where(known[..., None], tracks, -np.inf).max(2)
-        lo = np.where(known[..., None], tracks, np.inf).min(2)
-        reach = np.where(known.any(-1)[..., None], hi - lo, 0.0).max(-1) * 256.0 / max(W, H)
+        reach = label_reach(torch.from_numpy(tracks), torch.from_numpy(known)).numpy() * 256.0 / max(W, H)
         out = os.path.join(os.path.dirname(clip_dir), "labels.npz")
         np.savez_compressed(out, starts=np.array(starts), tracks=tracks, known=known,
                             teacher=json.dumps(dict(ckpt=os.path.basename(args.ckpt), ema=args.ema,
                                                     model_size=list(size), grid=args.grid, tol=args.tol)))
         print(f"{clip_dir}: {len(starts)} windows, point-frames labelled {known.mean():.3f}, tracks labelled "
-              f"over half the window {kept.mean():.3f}, of those moving > {MOVING_PX_256:g} px "
-              f"{(reach[kept] > MOVING_PX_256).mean() if kept.any() else 0:.3f}; {time.time() - t0:.0f} s", flush=True)
+              f"over half the window {kept.mean():.3f}, of those moving > {MOVE_PX:g} px "
+              f"{(reach[kept] > MOVE_PX).mean() if kept.any() else 0:.3f}; {time.time() - t0:.0f} s", flush=True)
 
 
 def check(args):
@@ -124,8 +122,7 @@ def check(args):
     labels are, against the teacher's forward tracks on every frame it calls visible."""
     from edgetap import evalsets, photobanks     # the generator: only this check needs it
     dev = torch.device(args.device)
-    teacher, _ = load_checkpoint_model(args.ckpt, fold=True, ema=args.ema)
-    teacher = teacher.to(dev).eval()
+    teacher = load_teacher(args, dev)
     seqs = evalsets.generated_sequences(photobanks.load_train_banks(os.path.join(HERE, ".data"), dev, "val"),
                                         dict(evalsets.VAL, clips=args.check), dev)
     err_l, err_f, hidden_l = [], [], []

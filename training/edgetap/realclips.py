@@ -94,6 +94,14 @@ def _crop_resize(video, tracks, known, W, H, gen):
     return out, tr, known & inside
 
 
+def label_reach(tracks, known):
+    """How far each track travels over its labelled frames: the larger side of the box they span,
+    in the tracks' pixels (0 without labels). tracks [..., T, 2], known [..., T] -> [...]."""
+    hi = torch.where(known[..., None], tracks, -torch.inf).amax(-2)
+    lo = torch.where(known[..., None], tracks, torch.inf).amin(-2)
+    return torch.where(known.any(-1)[..., None], hi - lo, 0.0).amax(-1)
+
+
 def _pick_tracks(tracks, known, N, side, gen):
     """N tracks (with repeats when fewer qualify) labelled at two frames at least, moving ones
     preferred, each with a query frame drawn among its labelled frames but the last; None if
@@ -103,8 +111,7 @@ def _pick_tracks(tracks, known, N, side, gen):
     ok = known.sum(1) >= 2
     if not ok.any():
         return None
-    span = torch.where(known[..., None], tracks, torch.nan)
-    reach = (span.nan_to_num(-1e9).amax(1) - span.nan_to_num(1e9).amin(1)).amax(-1) * (256.0 / side)
+    reach = label_reach(tracks, known) * (256.0 / side)
     w = (1.0 + (MOVING_WEIGHT - 1.0) * (reach / MOVE_PX).clamp(0, 1)) * ok
     idx = torch.multinomial(w.cpu(), N, replacement=True, generator=gen).to(known.device)
     # query frame: uniform among the labelled frames before the track's last one
