@@ -14,6 +14,7 @@ BG = 512       # side of a background photo, px
 STAMP = 128    # side of a cut-out, px
 
 # backgrounds held out of training for the periodic validation set (file-name prefixes)
+N_BLOBS = 192     # blob cut-outs made from the training photos (a quarter as many for validation)
 VAL_BG = ("photo_003_", "photo_010_", "photo_030_", "pattern_000", "pattern_050", "pattern_100")
 
 
@@ -43,7 +44,7 @@ def _load_stamp(path):
     return torch.from_numpy(out).permute(2, 0, 1)
 
 
-def load_train_banks(data_dir, device, split="train", n_blobs=192, seed=0):
+def load_train_banks(data_dir, device, split="train", n_blobs=N_BLOBS, seed=0):
     """split 'train' or 'val' (disjoint backgrounds; every 10th stamp is validation-only)."""
     files = sorted(glob.glob(os.path.join(data_dir, "train", "bg", "*.jpg")))
     is_val = [os.path.basename(f).startswith(VAL_BG) for f in files]
