@@ -3,7 +3,7 @@
 
 Needs only python3 with numpy and PIL (Debian: python3-numpy python3-pil); no torch. The
 extra Debian packages (EXTRA_TRAIN_PACKAGES) must be installed: apt-get install ukui-wallpapers
-gnome-backgrounds lxqt-themes xfdesktop4-data.
+gnome-backgrounds lxqt-themes xfdesktop4-data mate-backgrounds.
 The result (~25 MB) travels to the GPU host with the working tree (`carry`), so
 everything is pre-scaled to what the trainer and the evaluator actually use:
 
@@ -21,6 +21,7 @@ Usage: python3 training/prepare_data.py [--shared ../shared] [--out training/.da
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,12 +35,16 @@ EVAL_SIZE = 256
 TRAIN_PHOTO_DIRS = ["wallpaper-photos-mate", "skimage", "matplotlib"]
 # Extra non-reserved Debian photo packages added to training (listed in models/README.md); new
 # ones go at the end, so that the photo numbers, and with them the validation backgrounds
-# (photobanks.VAL_BG), stay what they were. The last three add flat, low-texture artwork.
-EXTRA_TRAIN_PACKAGES = ["ukui-wallpapers", "gnome-backgrounds", "lxqt-themes", "xfdesktop4-data"]
+# (photobanks.VAL_BG), stay what they were. gnome-backgrounds, lxqt-themes and xfdesktop4-data add
+# flat, low-texture artwork; mate-backgrounds abstract desktop artwork (its nature photos are
+# shared/textures/wallpaper-photos-mate, already above, so PACKAGE_SKIP leaves them out).
+EXTRA_TRAIN_PACKAGES = ["ukui-wallpapers", "gnome-backgrounds", "lxqt-themes", "xfdesktop4-data", "mate-backgrounds"]
+PACKAGE_SKIP = {"mate-backgrounds": "/nature/"}
 # crops of these packages flatter than MAX_FLAT (flat_fraction) are left out: desktop artwork
 # with solid-colour areas. The sets before them are kept whole (the validation backgrounds are
 # among them).
-FLAT_CHECKED = ("debian:gnome-backgrounds", "debian:lxqt-themes", "debian:xfdesktop4-data")
+FLAT_CHECKED = ("debian:gnome-backgrounds", "debian:lxqt-themes", "debian:xfdesktop4-data",
+                "debian:mate-backgrounds")
 MAX_FLAT = 0.9
 RESERVED_PACKAGES = ["lomiri-wallpapers-20.04", "plasma-workspace-wallpapers"]
 RESERVED_NAMES = ("plasma", "lomiri", "libjxl", "opencv-doc", "davis", "badja")
@@ -55,10 +60,11 @@ def package_images(pkg):
     files = [f for f in out.split("\n") if f.lower().endswith((".jpg", ".jpeg", ".png", ".webp"))
              and "screenshot" not in f and "images_dark" not in f and os.path.isfile(f)
              and ("/backgrounds/" in f or "/wallpapers/" in f)]     # not a theme's buttons and previews
-    # plasma: <Name>/contents/images/<W>x<H>.jpg -> keep the largest per <Name>
+    # plasma: <Name>/contents/images/<W>x<H>.jpg, mate: <Name>.jpg and <Name>_<W>x<H>.jpg -> keep
+    # the largest per <Name>
     best = {}
     for f in files:
-        key = f.split("/contents/")[0] if "/contents/" in f else f
+        key = f.split("/contents/")[0] if "/contents/" in f else re.sub(r"_\d+x\d+(?=\.\w+$)", "", f)
         size = os.path.getsize(f)
         if key not in best or size > best[key][0]:
             best[key] = (size, f)
@@ -106,6 +112,8 @@ def prep_train(shared, out, sources):
             if any(r in f.lower() for r in RESERVED_NAMES):
                 # e.g. lxqt-themes' kde-plasma.png: artwork that may come from a reserved package
                 print(f"skipped (name of reserved material): {f}")
+                continue
+            if pkg in PACKAGE_SKIP and PACKAGE_SKIP[pkg] in f:
                 continue
             photos.append((f, f"debian:{pkg}"))
     for path, src in photos:

@@ -44,17 +44,25 @@ def _load_stamp(path):
     return torch.from_numpy(out).permute(2, 0, 1)
 
 
-def load_train_banks(data_dir, device, split="train", n_blobs=N_BLOBS, seed=0):
-    """split 'train' or 'val' (disjoint backgrounds; every 10th stamp is validation-only)."""
+def is_photo(path):
+    """A photograph or artwork crop (photo_*), not a tiled texture pattern (pattern_*)."""
+    return "photo_" in os.path.basename(path)
+
+
+def load_train_banks(data_dir, device, split="train", n_blobs=N_BLOBS, seed=0, photo_repeat=1):
+    """split 'train' or 'val' (disjoint backgrounds; every 10th stamp is validation-only).
+    photo_repeat K > 1 puts every photo background K times in the bank (the generator draws
+    backgrounds uniformly, so photos are drawn K times as often as texture patterns)."""
     files = sorted(glob.glob(os.path.join(data_dir, "train", "bg", "*.jpg")))
     is_val = [os.path.basename(f).startswith(VAL_BG) for f in files]
     files = [f for f, v in zip(files, is_val) if v == (split == "val")]
-    bg = torch.stack([_load_rgb(f, BG) for f in files]).to(device)
+    images = [_load_rgb(f, BG) for f in files]
+    photos = [im for f, im in zip(files, images) if is_photo(f)]
+    bg = torch.stack(images + photos * (photo_repeat - 1)).to(device)
     sfiles = sorted(glob.glob(os.path.join(data_dir, "train", "stamps", "*.png")))
     sfiles = [f for i, f in enumerate(sfiles) if (i % 10 == 0) == (split == "val")]
     stamps = torch.stack([_load_stamp(f) for f in sfiles]).to(device)
-    photos = torch.stack([_load_rgb(f, BG) for f in files if "photo_" in os.path.basename(f)]).to(device)
-    blobs = make_blob_stamps(photos, n_blobs if split == "train" else n_blobs // 4,
+    blobs = make_blob_stamps(torch.stack(photos).to(device), n_blobs if split == "train" else n_blobs // 4,
                              torch.Generator().manual_seed(seed + 17))
     return Banks(bg, torch.cat([stamps, blobs]))
 

@@ -1,0 +1,57 @@
+"""Diagnostic: how much of the generated evaluation set's difficulty is its photos.
+
+The fixed generated set (evalsets.GEN_EVAL: 48 frames, reserved photos, blob cut-outs of them)
+and the validation set (evalsets.VAL: 32 frames, the held-out training backgrounds, tuxpaint
+cut-outs and blobs) differ in three ways at once. This renders each spec with the other's
+photo banks, so the three can be told apart (CPU, FP32, 16 clips each, about 12 minutes):
+
+  cd training && python3 diag_photos.py [--ckpt checkpoints/edgetap-small.pt] [--ema]
+
+Rows: the validation spec on its own banks and on the reserved ones; the generated spec on the
+validation banks, on their blobs alone, and on its own reserved banks (the evaluation set).
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from edgetap import evalsets, photobanks  # noqa: E402
+from edgetap.weights import load_model  # noqa: E402
+
+VAL_BLOBS = photobanks.N_BLOBS // 4     # load_train_banks: the validation split's blobs come last
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-small.safetensors"))
+    ap.add_argument("--ckpt", default=None)
+    ap.add_argument("--ema", action="store_true")
+    ap.add_argument("--data", default=os.path.join(HERE, ".data"))
+    ap.add_argument("--clips", type=int, default=16)
+    args = ap.parse_args()
+    dev = torch.device("cpu")
+    model = load_model(args.weights, args.ckpt, args.ema).to(dev).eval()
+    val = photobanks.load_train_banks(args.data, dev, "val")
+    reserved = photobanks.load_reserved_banks(args.data, dev)
+    val_blobs = photobanks.Banks(val.bg, val.stamps[-VAL_BLOBS:])
+    val_spec = dict(evalsets.VAL, clips=args.clips)
+    gen_spec = dict(evalsets.GEN_EVAL, clips=args.clips)
+    rows = [
+        ("validation spec (32 frames), validation banks", val, val_spec),
+        ("validation spec (32 frames), reserved banks", reserved, val_spec),
+        ("generated spec (48 frames), validation banks", val, gen_spec),
+        ("generated spec (48 frames), validation backgrounds, their blobs only", val_blobs, gen_spec),
+        ("generated spec (48 frames), reserved banks (the evaluation set)", reserved, gen_spec),
+    ]
+    print(f"{'':72s} {'AJ':>6s} {'d_avg':>6s} {'OA':>6s}")
+    for name, banks, spec in rows:
+        seqs = evalsets.generated_sequences(banks, spec, dev, None)
+        s = evalsets.summarize(evalsets.evaluate(model, seqs, dev))
+        print(f"{name:72s} {s['AJ']:6.3f} {s['delta_avg']:6.3f} {s['OA']:6.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
