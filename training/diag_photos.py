@@ -3,12 +3,13 @@
 The fixed generated set (evalsets.GEN_EVAL: 48 frames, reserved photos, blob cut-outs of them)
 and the validation set (evalsets.VAL: 32 frames, the held-out training backgrounds, tuxpaint
 cut-outs and blobs) differ in three ways at once. This renders each spec with the other's
-photo banks, so the three can be told apart (CPU, FP32, 16 clips each, about 12 minutes):
+photo banks, so the three can be told apart (CPU, FP32, 16 clips each, about 18 minutes):
 
   cd training && python3 diag_photos.py [--ckpt checkpoints/edgetap-small.pt] [--ema]
 
-Rows: the validation spec on its own banks and on the reserved ones; the generated spec on the
-validation banks, on their blobs alone, and on its own reserved banks (the evaluation set).
+Rows: the validation spec on its own banks, on their photo and their texture-pattern backgrounds
+alone, and on the reserved banks; the generated spec on the validation banks, on their blobs
+alone, and on its own reserved banks (the evaluation set).
 """
 import argparse
 import os
@@ -39,8 +40,13 @@ def main():
     val_blobs = photobanks.Banks(val.bg, val.stamps[-VAL_BLOBS:])
     val_spec = dict(evalsets.VAL, clips=args.clips)
     gen_spec = dict(evalsets.GEN_EVAL, clips=args.clips)
+    photo = torch.tensor([photobanks.is_photo(f) for f in photobanks.background_files(args.data, "val")])
     rows = [
         ("validation spec (32 frames), validation banks", val, val_spec),
+        ("validation spec (32 frames), validation photo backgrounds only", photobanks.Banks(val.bg[photo], val.stamps),
+         val_spec),
+        ("validation spec (32 frames), validation pattern backgrounds only",
+         photobanks.Banks(val.bg[~photo], val.stamps), val_spec),
         ("validation spec (32 frames), reserved banks", reserved, val_spec),
         ("generated spec (48 frames), validation banks", val, gen_spec),
         ("generated spec (48 frames), validation backgrounds, their blobs only", val_blobs, gen_spec),

@@ -49,13 +49,17 @@ def is_photo(path):
     return "photo_" in os.path.basename(path)
 
 
+def background_files(data_dir, split):
+    """The training ('train') or validation ('val') background files, in bank order."""
+    files = sorted(glob.glob(os.path.join(data_dir, "train", "bg", "*.jpg")))
+    return [f for f in files if os.path.basename(f).startswith(VAL_BG) == (split == "val")]
+
+
 def load_train_banks(data_dir, device, split="train", n_blobs=N_BLOBS, seed=0, photo_repeat=1):
     """split 'train' or 'val' (disjoint backgrounds; every 10th stamp is validation-only).
     photo_repeat K > 1 puts every photo background K times in the bank (the generator draws
     backgrounds uniformly, so photos are drawn K times as often as texture patterns)."""
-    files = sorted(glob.glob(os.path.join(data_dir, "train", "bg", "*.jpg")))
-    is_val = [os.path.basename(f).startswith(VAL_BG) for f in files]
-    files = [f for f, v in zip(files, is_val) if v == (split == "val")]
+    files = background_files(data_dir, split)
     images = [_load_rgb(f, BG) for f in files]
     photos = [im for f, im in zip(files, images) if is_photo(f)]
     bg = torch.stack(images + photos * (photo_repeat - 1)).to(device)
