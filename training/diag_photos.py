@@ -22,9 +22,6 @@ sys.path.insert(0, HERE)
 from edgetap import evalsets, photobanks  # noqa: E402
 from edgetap.weights import load_model  # noqa: E402
 
-VAL_BLOBS = photobanks.N_BLOBS // 4     # load_train_banks: the validation split's blobs come last
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-small.safetensors"))
@@ -37,7 +34,7 @@ def main():
     model = load_model(args.weights, args.ckpt, args.ema).to(dev).eval()
     val = photobanks.load_train_banks(args.data, dev, "val")
     reserved = photobanks.load_reserved_banks(args.data, dev)
-    val_blobs = photobanks.Banks(val.bg, val.stamps[-VAL_BLOBS:])
+    val_blobs = photobanks.Banks(val.bg, val.stamps[-photobanks.blob_count("val"):])   # blobs come last
     val_spec = dict(evalsets.VAL, clips=args.clips)
     gen_spec = dict(evalsets.GEN_EVAL, clips=args.clips)
     photo = torch.tensor([photobanks.is_photo(f) for f in photobanks.background_files(args.data, "val")])

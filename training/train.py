@@ -62,10 +62,10 @@ def parse():
                     help="fraction of tracks entering each frame with the model's own streamed estimate")
     ap.add_argument("--accum", type=int, default=1,
                     help="batches per optimizer step (gradient accumulation): K x --batch clips per GPU per step")
-    ap.add_argument("--real", default=os.path.join(HERE, ".data", "real"),
-                    help="real clips labelled by a teacher (prepare_real.py), for --real-every")
     ap.add_argument("--photo-repeat", type=int, default=1,
                     help="draw photo backgrounds K times as often as texture patterns (1: uniformly, rounds 1-18)")
+    ap.add_argument("--real", default=os.path.join(HERE, ".data", "real"),
+                    help="real clips labelled by a teacher (prepare_real.py), for --real-every")
     ap.add_argument("--real-every", type=int, default=0,
                     help="every K-th batch comes from the labelled real clips instead of the generator (0: never)")
     ap.add_argument("--ema", type=float, default=0.0,

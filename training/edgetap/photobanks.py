@@ -55,6 +55,11 @@ def background_files(data_dir, split):
     return [f for f in files if os.path.basename(f).startswith(VAL_BG) == (split == "val")]
 
 
+def blob_count(split, n_blobs=N_BLOBS):
+    """How many blob cut-outs a split's bank ends with: n_blobs for training, a quarter for 'val'."""
+    return n_blobs if split == "train" else n_blobs // 4
+
+
 def load_train_banks(data_dir, device, split="train", n_blobs=N_BLOBS, seed=0, photo_repeat=1):
     """split 'train' or 'val' (disjoint backgrounds; every 10th stamp is validation-only).
     photo_repeat K > 1 puts every photo background K times in the bank (the generator draws
@@ -66,7 +71,7 @@ def load_train_banks(data_dir, device, split="train", n_blobs=N_BLOBS, seed=0, p
     sfiles = sorted(glob.glob(os.path.join(data_dir, "train", "stamps", "*.png")))
     sfiles = [f for i, f in enumerate(sfiles) if (i % 10 == 0) == (split == "val")]
     stamps = torch.stack([_load_stamp(f) for f in sfiles]).to(device)
-    blobs = make_blob_stamps(torch.stack(photos).to(device), n_blobs if split == "train" else n_blobs // 4,
+    blobs = make_blob_stamps(torch.stack(photos).to(device), blob_count(split, n_blobs),
                              torch.Generator().manual_seed(seed + 17))
     return Banks(bg, torch.cat([stamps, blobs]))
 
