@@ -9,7 +9,11 @@ photo banks, so the three can be told apart (CPU, FP32, 16 clips each, about 18 
 
 Rows: the validation spec on its own banks, on their photo and their texture-pattern backgrounds
 alone, and on the reserved banks; the generated spec on the validation banks, on their blobs
-alone, and on its own reserved banks (the evaluation set).
+alone, and on its own reserved banks (the evaluation set). Three more rows render the validation
+spec on training backgrounds: all that rounds 1-18 trained on, their photos alone, and the
+photos added for round 19 (mate-backgrounds), which rounds 1-18 never saw: how much better the
+network does on backgrounds it was trained on than on unseen ones of the same kind.
+--rows 1,4,8 runs a subset (numbered from 1 as printed).
 """
 import argparse
 import os
@@ -22,6 +26,19 @@ sys.path.insert(0, HERE)
 from edgetap import evalsets, photobanks  # noqa: E402
 from edgetap.weights import load_model  # noqa: E402
 
+NEW_IN_ROUND_19 = "debian:mate-backgrounds"
+
+
+def background_sources(data_dir):
+    """{background file name: source} from prepare_data.py's sources.txt."""
+    out = {}
+    for line in open(os.path.join(data_dir, "sources.txt")):
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) >= 2 and parts[0].startswith("train/bg/"):
+            out[os.path.basename(parts[0])] = parts[1]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-small.safetensors"))
@@ -29,6 +46,7 @@ def main():
     ap.add_argument("--ema", action="store_true")
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
     ap.add_argument("--clips", type=int, default=16)
+    ap.add_argument("--rows", default=None, help="comma-separated row numbers (from 1); default all")
     args = ap.parse_args()
     dev = torch.device("cpu")
     model = load_model(args.weights, args.ckpt, args.ema).to(dev).eval()
@@ -37,7 +55,12 @@ def main():
     val_blobs = photobanks.Banks(val.bg, val.stamps[-photobanks.blob_count("val"):])   # blobs come last
     val_spec = dict(evalsets.VAL, clips=args.clips)
     gen_spec = dict(evalsets.GEN_EVAL, clips=args.clips)
+    train = photobanks.load_train_banks(args.data, dev, "train")
     photo = torch.tensor([photobanks.is_photo(f) for f in photobanks.background_files(args.data, "val")])
+    train_files = photobanks.background_files(args.data, "train")
+    source = background_sources(args.data)
+    new = torch.tensor([source[os.path.basename(f)] == NEW_IN_ROUND_19 for f in train_files])
+    train_photo = torch.tensor([photobanks.is_photo(f) for f in train_files])
     rows = [
         ("validation spec (32 frames), validation banks", val, val_spec),
         ("validation spec (32 frames), validation photo backgrounds only", photobanks.Banks(val.bg[photo], val.stamps),
@@ -48,12 +71,21 @@ def main():
         ("generated spec (48 frames), validation banks", val, gen_spec),
         ("generated spec (48 frames), validation backgrounds, their blobs only", val_blobs, gen_spec),
         ("generated spec (48 frames), reserved banks (the evaluation set)", reserved, gen_spec),
+        ("validation spec (32 frames), training banks of rounds 1-18", photobanks.Banks(train.bg[~new], train.stamps),
+         val_spec),
+        ("validation spec (32 frames), their photo backgrounds only",
+         photobanks.Banks(train.bg[train_photo & ~new], train.stamps), val_spec),
+        ("validation spec (32 frames), round 19's new photo backgrounds only",
+         photobanks.Banks(train.bg[new], train.stamps), val_spec),
     ]
+    wanted = set(range(1, len(rows) + 1)) if args.rows is None else {int(r) for r in args.rows.split(",")}
     print(f"{'':72s} {'AJ':>6s} {'d_avg':>6s} {'OA':>6s}")
-    for name, banks, spec in rows:
+    for i, (name, banks, spec) in enumerate(rows, 1):
+        if i not in wanted:
+            continue
         seqs = evalsets.generated_sequences(banks, spec, dev, None)
         s = evalsets.summarize(evalsets.evaluate(model, seqs, dev))
-        print(f"{name:72s} {s['AJ']:6.3f} {s['delta_avg']:6.3f} {s['OA']:6.3f}", flush=True)
+        print(f"{i} {name:70s} {s['AJ']:6.3f} {s['delta_avg']:6.3f} {s['OA']:6.3f}", flush=True)
 
 
 if __name__ == "__main__":
