@@ -4,14 +4,15 @@
   python3 training/bench_step.py [--ckpt training/checkpoints/edgetap-small.pt] [--batches 6,12,24]
       [--size 256] [--frames 32] [--tracks 256] [--steps 8] [--warmup 3] [--self-init 0.6]
       [--bend-prob P] [--tilt-prob P] [--shake-prob P] [--limb-prob P] [--flat-prob P]
-      [--graph-entries] [--fused-reads] [--clip-reuse K] [--profile FILE]
+      [--graph-entries] [--fused-reads] [--clip-reuse K] [--profile FILE] [--config JSON]
 
 One GPU, the step of train.py (bf16 autocast, exact-streaming entries for a --self-init fraction,
 AdamW), each phase timed between synchronizations; medians over --steps after --warmup (synthesis:
 the mean, as with --clip-reuse K it runs at one step in K; use --steps a multiple of K). Prints
 one JSON line per batch size, with clips per second and the peak memory. --profile FILE: one more
 step at the last batch size under the PyTorch profiler, its operators by device (CPU: host) time
-written to FILE.
+written to FILE. --config JSON: the checkpoint's hyper-parameters with these replaced, e.g.
+'{"width": 256, "blocks": 4}', freshly initialised (what a larger network's step would cost).
 """
 import argparse
 import json
@@ -54,6 +55,8 @@ def main():
     train.add_step_args(ap)     # generator options and --graph-entries, as train.py's
     ap.add_argument("--cpu", action="store_true", help="run on the CPU, fp32 (a smoke test of this script)")
     ap.add_argument("--profile", metavar="FILE", help="profile one more step; operator table to FILE")
+    ap.add_argument("--config", type=json.loads, default=None,
+                    help="JSON object of hyper-parameters replacing the checkpoint's (fresh weights)")
     args = ap.parse_args()
     synth_opt = synth_options.options_from_args(args)
     dev = torch.device("cpu" if args.cpu else "cuda")
@@ -62,9 +65,12 @@ def main():
     torch.backends.cudnn.allow_tf32 = True
     ck = load_checkpoint(args.ckpt) if os.path.exists(args.ckpt) else None
     cfg = EdgeTapConfig.from_dict(ck["config"]) if ck else EdgeTapConfig()
+    if args.config:
+        cfg = EdgeTapConfig.from_dict({**cfg.to_dict(), **args.config})
     model = EdgeTap(cfg).to(dev)
-    if ck:
+    if ck and not args.config:
         model.load_state_dict(ck["model"])
+    print(f"parameters {sum(p.numel() for p in model.parameters()):,}", flush=True)
     model = model.to(memory_format=torch.channels_last).train()
     model.graph_entries = args.graph_entries
     fused_reads.enable(args.fused_reads)
