@@ -78,6 +78,9 @@ def parse():
     add_step_args(ap)
     ap.add_argument("--query-patch", type=int, default=1,
                     help="new checkpoint only: query descriptors per level, side (1, or 3 for local 4D correlation)")
+    ap.add_argument("--config", type=json.loads, default=None,
+                    help="new checkpoint only: a JSON object of network hyper-parameters (EdgeTapConfig fields) "
+                         "replacing the defaults, e.g. '{\"width\": 256, \"blocks\": 4}'")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
     ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
     ap.add_argument("--val-long", action="store_true",
@@ -107,11 +110,29 @@ def add_step_args(ap):
 
 def lr_at(state, base, warmup):
     """Warm-up over `warmup` steps, then cosine to 2% at total_seconds; both counted from the
-    schedule's start (sched_step, sched_seconds: 0 for the first schedule)."""
+    schedule's start (sched_step, sched_seconds: 0 for the first schedule). A chunk that resumed
+    without AdamW moments (rewarm_step: a compact checkpoint) also ramps over `warmup` steps
+    from where it resumed."""
     s0, t0 = state.get("sched_step", 0), state.get("sched_seconds", 0.0)
     f = min(1.0, (state["seconds"] - t0) / max(state["total_seconds"] - t0, 1.0))
     cos = 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * f))
-    return base * min(1.0, (state["step"] - s0 + 1) / warmup) * cos
+    ramp = min(1.0, (state["step"] - s0 + 1) / warmup)
+    if "rewarm_step" in state:
+        ramp *= min(1.0, (state["step"] - state["rewarm_step"] + 1) / warmup)
+    return base * ramp * cos
+
+
+def new_config(args):
+    """The hyper-parameters of a new checkpoint: the defaults, --query-patch, then --config."""
+    d = EdgeTapConfig(query_patch=args.query_patch).to_dict()
+    unknown = sorted(set(args.config or {}) - set(d))
+    if unknown:
+        sys.exit(f"train.py: --config: unknown hyper-parameter(s) {', '.join(unknown)}; "
+                 f"known: {', '.join(sorted(d))}")
+    try:
+        return EdgeTapConfig.from_dict({**d, **(args.config or {})})
+    except (TypeError, ValueError) as e:
+        sys.exit(f"train.py: --config: {e}")
 
 
 def make_optimizer(model, lr, wd, lr_scale=None):
@@ -265,6 +286,9 @@ def main():
     if os.path.exists(args.ckpt):
         ck = load_checkpoint(args.ckpt)
         cfg = EdgeTapConfig.from_dict(ck["config"])
+        if args.config:
+            sys.exit(f"train.py: {args.ckpt} exists; --config only applies to a new checkpoint (give another "
+                     "--ckpt path, or grow_checkpoint.py to enlarge a trained one)")
         if args.query_patch != 1 and args.query_patch != cfg.query_patch:
             sys.exit(f"train.py: {args.ckpt} has query_patch {cfg.query_patch}; --query-patch {args.query_patch} "
                      "only applies to a new checkpoint (give another --ckpt path)")
@@ -280,7 +304,7 @@ def main():
             state.update(sched_step=state["step"], sched_seconds=state["seconds"],
                          total_seconds=state["seconds"] + args.new_schedule)
     else:
-        cfg = EdgeTapConfig(query_patch=args.query_patch)
+        cfg = new_config(args)
     model = EdgeTap(cfg).to(dev)
     if ck is not None:
         model.load_state_dict(ck["model"])
@@ -304,6 +328,10 @@ def main():
         opt.load_state_dict(osd)
         for g, scale in zip(opt.param_groups, scales):
             g["lr_scale"] = scale
+    if ck is not None and state["step"] > 0 and not args.new_schedule and not (ck.get("opt") or {}).get("state"):
+        state["rewarm_step"] = state["step"]     # no AdamW moments (compact_checkpoint.py): ramp the rate again
+        if rank == 0:
+            print(f"{args.ckpt} has no optimizer moments: the rate re-warms over {args.warmup} steps", flush=True)
     net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index]) if ddp else model
     ema = None
     if args.ema and rank == 0:

@@ -101,3 +101,30 @@ def randomize_weights_(model, gen, scale):
             m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen) * 0.1)
             m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
     return model
+
+
+FP16_MAX = 65504.0
+
+
+def _half_if_exact_enough(v):
+    """A floating-point tensor as FP16 when every value fits FP16's range, else unchanged."""
+    if v.is_floating_point() and v.numel() and v.abs().max().item() < FP16_MAX:
+        return v.detach().to(torch.float16).cpu()
+    return v.detach().cpu()
+
+
+def compact_checkpoint(ck, keep_ema=False):
+    """A training checkpoint small enough to commit and carry: the weights in FP16 (a tensor with
+    a value beyond FP16's range stays as it is; integer buffers too), the optimizer's parameter
+    groups without its moments, the averaged weights only with keep_ema (also FP16), and every
+    counter and schedule entry unchanged. train.py resumes it by re-warming the rate over
+    --warmup steps while AdamW rebuilds its moments."""
+    out = {k: v for k, v in ck.items() if k not in ("model", "opt", "ema", "ema_decay")}
+    out["model"] = {k: _half_if_exact_enough(v) for k, v in ck["model"].items()}
+    if "opt" in ck:
+        out["opt"] = dict(state={}, param_groups=ck["opt"]["param_groups"])
+    if keep_ema and "ema" in ck:
+        out["ema"] = {k: _half_if_exact_enough(v) for k, v in ck["ema"].items()}
+        out["ema_decay"] = ck["ema_decay"]
+    out["compact"] = True
+    return out
