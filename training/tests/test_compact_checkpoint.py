@@ -12,6 +12,7 @@ import torch
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, ".."))
 import train  # noqa: E402
+from chunks import train_chunk  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
 from edgetap.weights import compact_checkpoint, randomize_weights_  # noqa: E402
 
@@ -69,10 +70,7 @@ def test_the_rate_re_warms_from_the_resumed_step():
 
 
 def _train(ck, *extra, steps):
-    cmd = [sys.executable, os.path.join(HERE, "..", "train.py"), "--cpu", "--ckpt", str(ck), "--batch", "1",
-           "--frames", "6", "--tracks", "16", "--sizes", "64", "--max-steps", str(steps), "--val-clips", "1",
-           "--val-frames", "6", "--total-seconds", "100", "--warmup", "4", *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return train_chunk(ck, *extra, steps=steps, warmup=4)
 
 
 def test_config_names_an_unknown_hyper_parameter(tmp_path):

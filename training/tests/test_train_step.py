@@ -11,6 +11,7 @@ import torch
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, ".."))
 import train  # noqa: E402
+from chunks import train_chunk as _train  # noqa: E402
 from edgetap import photobanks, synth  # noqa: E402
 
 DATA = os.path.join(HERE, "..", ".data")
@@ -62,13 +63,6 @@ def test_a_chunk_with_reused_clips_counts_steps_and_clips(tmp_path):
     assert state["clips"] == 6              # batches synthesized at steps 0, 2 and 4, 2 clips each
     bad = subprocess.run(cmd[:-1] + ["0"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "--clip-reuse 0" in bad.stderr
-
-
-def _train(ck, *extra, steps):
-    cmd = [sys.executable, os.path.join(HERE, "..", "train.py"), "--cpu", "--ckpt", str(ck), "--batch", "1",
-           "--frames", "6", "--tracks", "16", "--sizes", "64", "--max-steps", str(steps), "--val-clips", "1",
-           "--val-frames", "6", "--total-seconds", "100", "--warmup", "1", *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 
 def _grown_checkpoint(tmp_path):
