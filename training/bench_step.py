@@ -66,7 +66,10 @@ def main():
     ck = load_checkpoint(args.ckpt) if os.path.exists(args.ckpt) else None
     cfg = EdgeTapConfig.from_dict(ck["config"]) if ck else EdgeTapConfig()
     if args.config:
-        cfg = EdgeTapConfig.from_dict({**cfg.to_dict(), **args.config})
+        try:
+            cfg = cfg.replaced(args.config)
+        except (TypeError, ValueError) as e:
+            sys.exit(f"bench_step.py: --config: {e}")
     model = EdgeTap(cfg).to(dev)
     if ck and not args.config:
         model.load_state_dict(ck["model"])

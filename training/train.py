@@ -124,13 +124,8 @@ def lr_at(state, base, warmup):
 
 def new_config(args):
     """The hyper-parameters of a new checkpoint: the defaults, --query-patch, then --config."""
-    d = EdgeTapConfig(query_patch=args.query_patch).to_dict()
-    unknown = sorted(set(args.config or {}) - set(d))
-    if unknown:
-        sys.exit(f"train.py: --config: unknown hyper-parameter(s) {', '.join(unknown)}; "
-                 f"known: {', '.join(sorted(d))}")
     try:
-        return EdgeTapConfig.from_dict({**d, **(args.config or {})})
+        return EdgeTapConfig(query_patch=args.query_patch).replaced(args.config or {})
     except (TypeError, ValueError) as e:
         sys.exit(f"train.py: --config: {e}")
 

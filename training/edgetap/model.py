@@ -64,6 +64,15 @@ class EdgeTapConfig:
         d["cross_after"] = list(self.cross_after)
         return d
 
+    def replaced(self, overrides):
+        """This configuration with the fields in `overrides` (e.g. parsed JSON) replaced;
+        ValueError naming any field that does not exist."""
+        d = self.to_dict()
+        unknown = sorted(set(overrides) - set(d))
+        if unknown:
+            raise ValueError(f"unknown hyper-parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(d))}")
+        return EdgeTapConfig.from_dict({**d, **overrides})
+
     @staticmethod
     def from_dict(d):
         d = {k: v for k, v in d.items() if k in EdgeTapConfig.__dataclass_fields__}

@@ -13,8 +13,8 @@ from PIL import Image
 BG = 512       # side of a background photo, px
 STAMP = 128    # side of a cut-out, px
 
-# backgrounds held out of training for the periodic validation set (file-name prefixes)
 N_BLOBS = 192     # blob cut-outs made from the training photos (a quarter as many for validation)
+# backgrounds held out of training for the periodic validation set (file-name prefixes)
 VAL_BG = ("photo_003_", "photo_010_", "photo_030_", "pattern_000", "pattern_050", "pattern_100")
 
 
