@@ -30,6 +30,8 @@ a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence
   --tracker NAME   tracker to score: klt (default) or edgetap (the network, bundled model)
   --mode MODE      first (default), strided or both; strided adds a pass backward in time
   --iters N        edgetap: refinement iterations per frame (default: the model's own)
+  --model FILE     edgetap: the network's weights (.safetensors, its .json beside;
+                   default: the bundled models/edgetap-small)
   --size WxH       frame size the tracker sees (default 256x256); "native" keeps each clip's
   --json FILE      write every score as JSON
   --overlay DIR    write a strip per sequence: predictions against ground truth
@@ -45,6 +47,7 @@ struct Arguments {
   eval::GtFreeOptions gt_free;
   bool score_clips = false;
   int iters = 0;  // edgetap refinement iterations (0 = the model's own)
+  std::string model;  // edgetap weights ("" = the bundled model)
   bool quiet = false;
   std::string json_file;
   std::vector<std::string> inputs;
@@ -75,6 +78,8 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
       }
     } else if (arg == "--iters" && has_value) {
       if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 16, a.iters)) return 2;
+    } else if (arg == "--model" && has_value) {
+      a.model = argv[++i];
     } else if (arg == "--size" && has_value) {
       if (!eval::parse_frame_size(argv[++i], a.eval.size)) {
         std::fprintf(stderr, "edgetap eval: --size must be WxH (16..8192) or native, not '%s'\n", argv[i]);
@@ -101,6 +106,11 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
   }
   if (a.inputs.empty()) {
     std::fprintf(stderr, "edgetap eval: nothing to evaluate\n%s", kUsage);
+    return 2;
+  }
+  if (!a.model.empty() && a.eval.tracker != "edgetap") {
+    std::fprintf(stderr, "edgetap eval: --model names edgetap weights; the tracker here is '%s'\n",
+                 a.eval.tracker.c_str());
     return 2;
   }
   return 0;
@@ -171,7 +181,7 @@ int eval_command(int argc, char** argv) {
   if (const int status = parse(argc, argv, a, done); status != 0 || done) return status;
   eval::TrackerFactory make_tracker;
   try {
-    make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size, a.iters);
+    make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size, a.iters, a.model);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "edgetap eval: %s\n", e.what());
     return 2;

@@ -7,11 +7,12 @@
 
 namespace edgetap::eval {
 
-TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters) {
+TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters, const std::string& model) {
   config::CameraConfig camera;
   camera.name = "eval";
   camera.tracker = name;
   camera.edgetap.iters = iters;
+  camera.edgetap.model = model;
   if (!size.native()) {
     camera.model_width = size.width;
     camera.model_height = size.height;

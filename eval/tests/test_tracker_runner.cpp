@@ -1,9 +1,11 @@
 // Running trackers through the seam: the time model (a query is added right
 // after its frame was pushed), forward and backward passes, the mapping to the
 // tracker's frame size, lost tracks scored as occluded at their last
-// position, and klt on a generated sequence.
+// position, klt on a generated sequence, and the edgetap weights chosen by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "edgetap/eval/tracker_registry.hpp"
@@ -125,6 +127,43 @@ TEST(TrackerRunner, UnknownTrackerIsAClearError) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("unknown tracker 'nonesuch'"), std::string::npos) << e.what();
   }
+}
+
+TEST(TrackerRunner, MissingEdgeTapModelIsAClearError) {
+  const std::string missing = "/nonexistent/edgetap-none.safetensors";
+  try {
+    eval::tracker_factory("edgetap", eval::FrameSize{}, 0, missing);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+  }
+}
+
+TEST(TrackerRunner, NamedEdgeTapModelIsTheOneThatRuns) {
+  // The same short sequence through the bundled network and through a small test
+  // network: their tracks must differ, or the named weights were not the ones run.
+  TempDir dir("runner-model");
+  write_fixture_images(dir.path(), 2);
+  synth::SynthOptions o = fixture_options(dir.path());
+  o.frames = 6;
+  o.occluders = 0;
+  const auto seq = synth::make_sequence(o, 0, synth::list_images(o.backgrounds), {});
+  const auto queries = eval::queries_first(seq.truth);
+  ASSERT_FALSE(queries.empty());
+  const auto run = [&](const std::string& model) {
+    return eval::predict(eval::tracker_factory("edgetap", eval::FrameSize{}, 0, model), seq.frames, seq.truth.width,
+                         seq.truth.height, queries, eval::QueryMode::first);
+  };
+  const auto bundled = run("");
+  const auto named = run(EDGETAP_SOURCE_DIR "/tests/data/golden/edgetap-tiny-qp3.safetensors");
+  ASSERT_EQ(bundled.size(), named.size());
+  double largest_difference = 0;
+  for (std::size_t q = 0; q < bundled.size(); ++q) {
+    for (std::size_t t = 0; t < bundled[q].size(); ++t) {
+      largest_difference = std::max(largest_difference, std::abs(bundled[q][t].x - named[q][t].x));
+    }
+  }
+  EXPECT_GT(largest_difference, 0.5);
 }
 
 TEST(TrackerRunner, KltFollowsAGentleGeneratedSequence) {

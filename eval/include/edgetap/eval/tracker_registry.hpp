@@ -14,7 +14,9 @@ namespace edgetap::eval {
 // size; native sizes keep the configuration's default). Makes one tracker up
 // front, so an unknown name or a bad model file is reported here: throws
 // std::invalid_argument with the factory's message.
-// `iters` > 0 sets the edgetap network's refinement iterations (a ladder rung's setting).
-TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters = 0);
+// `iters` > 0 sets the edgetap network's refinement iterations (a ladder rung's setting);
+// a non-empty `model` names the edgetap weights (.safetensors, its .json beside),
+// as a camera's edgetap.model does, instead of the bundled model.
+TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters = 0, const std::string& model = "");
 
 }  // namespace edgetap::eval
