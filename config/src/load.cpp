@@ -55,8 +55,8 @@ void read_queries(YamlReader& r, const YAML::Node& node, const std::string& path
 void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<Rung>& out) {
   r.read_map_list(
       list, path,
-      "expected a list of rungs {tracker, precision, size, iters, max_points, stride} ([] = the default ladder)",
-      {"tracker", "precision", "size", "iters", "max_points", "stride"}, out,
+      "expected a list of rungs {tracker, model, precision, size, iters, max_points, stride} ([] = the default ladder)",
+      {"tracker", "model", "precision", "size", "iters", "max_points", "stride"}, out,
       [&r, &list](const YAML::Node& item, const std::string& at, std::size_t i) {
         Rung rung;
         int tracker = 0, precision = 0;
@@ -68,7 +68,11 @@ void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path,
         r.read_int(item, at, "iters", 1, 16, rung.iters);
         r.read_int(item, at, "max_points", 1, 16384, rung.max_points);
         r.read_int(item, at, "stride", 1, 30, rung.stride);
+        r.read_string(item, at, "model", rung.model, true);
         if (rung.tracker == "klt" && i + 1 != list.size()) r.problem(item, at, "a klt rung can only be the last rung");
+        if (rung.tracker == "klt" && !rung.model.empty()) {
+          r.problem(item["model"], YamlReader::join(at, "model"), "a klt rung has no model: 'model' names edgetap weights");
+        }
         return rung;
       });
 }
@@ -143,6 +147,13 @@ void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& pa
   }
 }
 
+// A model file named relative to the configuration file's folder, made absolute.
+void resolve_model_path(const std::string& base_dir, std::string& model) {
+  if (!model.empty() && std::filesystem::path(model).is_relative()) {
+    model = (std::filesystem::path(base_dir) / model).lexically_normal().string();
+  }
+}
+
 void read_camera(YamlReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
                  CameraConfig& cam) {
   std::vector<std::string> keys = kSettingKeys;
@@ -171,11 +182,10 @@ void read_camera(YamlReader& r, const YAML::Node& node, const std::string& path,
     }
   }
   apply_settings(r, node, where, cam);
-  if (!cam.edgetap.model.empty() && std::filesystem::path(cam.edgetap.model).is_relative()) {
-    cam.edgetap.model = (std::filesystem::path(base_dir) / cam.edgetap.model).lexically_normal().string();
-  }
+  resolve_model_path(base_dir, cam.edgetap.model);
   for (std::size_t i = 0; i < cam.ladder.size(); ++i) {
-    const Rung& rung = cam.ladder[i];
+    Rung& rung = cam.ladder[i];
+    resolve_model_path(base_dir, rung.model);
     if (rung.width > cam.model_width || rung.height > cam.model_height) {
       r.problem(node, YamlReader::join(where, "ladder[" + std::to_string(i) + "].size"),
                 "a rung's size must not exceed model_size " + std::to_string(cam.model_width) + "x" +

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
@@ -15,20 +16,45 @@ namespace {
 // A side scaled by `factor`, rounded down to a multiple of 32 (the network's need), at least 64.
 int scaled_side(int side, double factor) { return std::max(64, static_cast<int>(side * factor) / 32 * 32); }
 
+// The default ladder's rungs: the camera's model at fp32, or klt.
+config::Rung edgetap_rung(int width, int height, int iters = 0, int max_points = 0, int stride = 1) {
+  config::Rung rung;
+  rung.width = width;
+  rung.height = height;
+  rung.iters = iters;
+  rung.max_points = max_points;
+  rung.stride = stride;
+  return rung;
+}
+
+config::Rung klt_rung() {
+  config::Rung rung;
+  rung.tracker = "klt";
+  return rung;
+}
+
+// "edgetap" for the camera's own model; for a rung's model file, its name without the
+// extension, "edgetap-" in front unless the name starts so (edgetap-large, edgetap-mine).
+std::string model_label(const std::string& model) {
+  if (model.empty()) return "edgetap";
+  const std::string stem = std::filesystem::path(model).stem().string();
+  return stem.rfind("edgetap", 0) == 0 ? stem : "edgetap-" + stem;
+}
+
 }  // namespace
 
 std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped) {
   std::vector<config::Rung> ladder = camera.ladder;
   if (ladder.empty()) {
     if (camera.tracker == "klt") {
-      ladder.push_back({"klt", "fp32", 0, 0, 0, 0, 1});
+      ladder.push_back(klt_rung());
     } else {
       // CPU default: full size, then smaller inputs and fewer iterations, then half the frames, then klt.
       const int w = camera.model_width, h = camera.model_height;
-      ladder.push_back({"edgetap", "fp32", w, h, 0, 0, 1});
-      ladder.push_back({"edgetap", "fp32", scaled_side(w, 0.75), scaled_side(h, 0.75), 2, 0, 1});
-      ladder.push_back({"edgetap", "fp32", scaled_side(w, 0.5), scaled_side(h, 0.5), 1, 256, 2});
-      ladder.push_back({"klt", "fp32", 0, 0, 0, 0, 1});
+      ladder.push_back(edgetap_rung(w, h));
+      ladder.push_back(edgetap_rung(scaled_side(w, 0.75), scaled_side(h, 0.75), 2));
+      ladder.push_back(edgetap_rung(scaled_side(w, 0.5), scaled_side(h, 0.5), 1, 256, 2));
+      ladder.push_back(klt_rung());
     }
   }
   const bool cuda = kernels::probe_gpus().cuda_compiled;
@@ -47,7 +73,7 @@ std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std
 
 std::string rung_name(const config::Rung& rung, const config::CameraConfig& camera) {
   if (rung.tracker == "klt") return rung.stride > 1 ? "klt-s" + std::to_string(rung.stride) : "klt";
-  std::string name = "edgetap-" + rung.precision + "-" + std::to_string(rung.width ? rung.width : camera.model_width) +
+  std::string name = model_label(rung.model) + "-" + rung.precision + "-" + std::to_string(rung.width ? rung.width : camera.model_width) +
                      "x" + std::to_string(rung.height ? rung.height : camera.model_height);
   if (rung.iters > 0) name += "-i" + std::to_string(rung.iters);
   if (rung.max_points > 0) name += "-p" + std::to_string(rung.max_points);
@@ -62,6 +88,7 @@ RungTrackerFactory rung_tracker_factory(const config::CameraConfig& camera, Mode
     at_rung.model_width = rung.width;
     at_rung.model_height = rung.height;
     at_rung.edgetap.iters = rung.iters;
+    if (!rung.model.empty()) at_rung.edgetap.model = rung.model;
     return make_tracker(at_rung, models, error);
   };
 }

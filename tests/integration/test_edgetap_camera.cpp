@@ -48,6 +48,52 @@ std::set<std::string> run_and_listen(daemon::Runtime& runtime, const test::TempD
   return cameras;
 }
 
+// Starts a configuration whose first camera cannot meet its budget and reads its
+// messages until it reaches klt; returns the rungs in the order they were in force.
+// Every track alive before a switch must be alive after it, under the same id.
+std::vector<std::string> rungs_walked_down(daemon::Runtime& runtime, const test::TempDir& dir) {
+  std::string error;
+  EXPECT_TRUE(runtime.start(error)) << error;
+  pipeline::TrackClient client;
+  EXPECT_TRUE(client.connect(dir.file("t.sock"), error)) << error;
+  std::vector<std::string> rungs;
+  std::set<std::string> alive_before;
+  for (int i = 0; i < 300 && (rungs.empty() || rungs.back() != "klt"); ++i) {
+    const auto line = client.read_line(5000ms);
+    if (!line) {
+      ADD_FAILURE() << "no message after rungs " << testing::PrintToString(rungs);
+      break;
+    }
+    const auto m = nlohmann::json::parse(*line);
+    const std::string rung = m["rung"];
+    std::set<std::string> alive;
+    for (const auto& p : m["points"]) {
+      if (!p["lost"].get<bool>()) alive.insert(p["id"].get<std::string>());
+    }
+    if (!rungs.empty() && rung != rungs.back()) {
+      for (const std::string& id : alive_before) EXPECT_TRUE(alive.count(id)) << id << " lost on " << rungs.back() << " -> " << rung;
+    }
+    if (rungs.empty() || rung != rungs.back()) rungs.push_back(rung);
+    alive_before = alive;
+  }
+  return rungs;
+}
+
+// One over-budget camera on the random network with the given ladder.
+std::string busy_camera(const test::TempDir& dir, const std::string& model, const std::string& ladder) {
+  return "publisher: {socket: '" + dir.file("t.sock") + "'}\n"
+         "cameras:\n"
+         "  - name: busy\n"
+         "    source: 'test:pinwheel?width=160&height=120&fps=30&speed=1'\n"
+         "    model_size: [256, 256]\n"
+         "    queries: {grid: [3, 3]}\n"
+         "    tracker: edgetap\n"
+         "    edgetap: {model: '" + model + "'}\n"
+         "    budget_ms: 1\n"
+         "    ladder: " + ladder + "\n"
+         "    governor: {window: 5, down_after: 3, min_dwell_s: 0}\n";
+}
+
 }  // namespace
 
 TEST(EdgetapCamera, NetworkTrackerPublishesTracks) {
@@ -126,41 +172,48 @@ TEST(EdgetapCamera, OverBudgetCameraStepsDownTheLadderKeepingTrackIds) {
   // machine (at 96 / 64 px they took under the 1 ms minimum budget on one).
   test::TempDir dir;
   const auto files = test::write_random_network(dir.path().string(), 3);
-  const std::string yaml =
-      "publisher: {socket: '" + dir.file("t.sock") + "'}\n"
-      "cameras:\n"
-      "  - name: busy\n"
-      "    source: 'test:pinwheel?width=160&height=120&fps=30&speed=1'\n"
-      "    model_size: [256, 256]\n"
-      "    queries: {grid: [3, 3]}\n"
-      "    tracker: edgetap\n"
-      "    edgetap: {model: '" + files.weights_path + "'}\n"
-      "    budget_ms: 1\n"
-      "    ladder: [{tracker: edgetap, size: [256, 256]}, {tracker: edgetap, size: [192, 192], iters: 1}, {tracker: klt}]\n"
-      "    governor: {window: 5, down_after: 3, min_dwell_s: 0}\n";
-  daemon::Runtime runtime(config::load_string(yaml, "t.yaml", "/"));
-  std::string error;
-  ASSERT_TRUE(runtime.start(error)) << error;
-  pipeline::TrackClient client;
-  ASSERT_TRUE(client.connect(dir.file("t.sock"), error)) << error;
-  std::vector<std::string> rungs;
-  std::set<std::string> alive_before;
-  for (int i = 0; i < 300 && (rungs.empty() || rungs.back() != "klt"); ++i) {
-    const auto line = client.read_line(5000ms);
-    ASSERT_TRUE(line);
-    const auto m = nlohmann::json::parse(*line);
-    const std::string rung = m["rung"];
-    std::set<std::string> alive;
-    for (const auto& p : m["points"]) {
-      if (!p["lost"].get<bool>()) alive.insert(p["id"].get<std::string>());
-    }
-    if (!rungs.empty() && rung != rungs.back()) {
-      for (const std::string& id : alive_before) EXPECT_TRUE(alive.count(id)) << id << " lost on " << rungs.back() << " -> " << rung;
-    }
-    if (rungs.empty() || rung != rungs.back()) rungs.push_back(rung);
-    alive_before = alive;
-  }
+  daemon::Runtime runtime(config::load_string(
+      busy_camera(dir, files.weights_path,
+                  "[{tracker: edgetap, size: [256, 256]}, {tracker: edgetap, size: [192, 192], iters: 1}, {tracker: klt}]"),
+      "t.yaml", "/"));
+  const std::vector<std::string> rungs = rungs_walked_down(runtime, dir);
   EXPECT_EQ(rungs, (std::vector<std::string>{"edgetap-fp32-256x256", "edgetap-fp32-192x192-i1", "klt"}));
   EXPECT_EQ(runtime.stats()[0].rung, "klt");
   EXPECT_EQ(runtime.stats()[0].rung_changes, 2u);
+}
+
+TEST(EdgetapCamera, ARungCanRunAModelOfItsOwn) {
+  // The camera's model on the first rung, a second network (a file of its own, named
+  // relative to the configuration's folder) on the second: the walk down passes through
+  // both, keeping the track ids, and the rung names say which network ran.
+  test::TempDir dir;
+  const auto files = test::write_random_network(dir.path().string(), 3);
+  std::filesystem::create_directories(dir.file("second"));
+  test::write_random_network(dir.file("second"), 4);
+  daemon::Runtime runtime(config::load_string(
+      busy_camera(dir, files.weights_path,
+                  "[{size: [256, 256]}, {model: second/tiny.safetensors, size: [192, 192], iters: 1}, {tracker: klt}]"),
+      "t.yaml", dir.path().string()));
+  const std::vector<std::string> rungs = rungs_walked_down(runtime, dir);
+  EXPECT_EQ(rungs, (std::vector<std::string>{"edgetap-fp32-256x256", "edgetap-tiny-fp32-192x192-i1", "klt"}));
+}
+
+TEST(EdgetapCamera, ARungWhoseModelCannotLoadFailsItsCameraAtStart) {
+  test::TempDir dir;
+  const auto files = test::write_random_network(dir.path().string(), 3);
+  const std::string absent = dir.file("absent.safetensors");
+  std::string yaml = config_with_model(dir, files.weights_path);
+  const std::string net_end = "edgetap: {model: '" + files.weights_path + "'}";
+  yaml.replace(yaml.find(net_end), net_end.size(),
+               net_end + ", ladder: [{tracker: edgetap}, {model: '" + absent + "', size: [32, 32]}, {tracker: klt}]");
+  daemon::Runtime runtime(config::load_string(yaml, "t.yaml", "/"));
+  nlohmann::json net;
+  const auto cameras = run_and_listen(runtime, dir, 10, net);
+  EXPECT_EQ(cameras, std::set<std::string>{"plain"});
+  const auto stats = runtime.stats();
+  EXPECT_EQ(stats[0].state, "failed");
+  EXPECT_NE(stats[0].error.find("ladder rung edgetap-absent-fp32-32x32"), std::string::npos) << stats[0].error;
+  EXPECT_NE(stats[0].error.find(absent), std::string::npos) << stats[0].error;
+  EXPECT_EQ(stats[1].state, "running");
+  runtime.stop();
 }

@@ -134,3 +134,28 @@ TEST(Config, PointsPolicyNeedsPoints) {
   const std::string text = problems_of("cameras:\n  - {name: a, source: test:ball, queries: {policy: points}}\n");
   EXPECT_NE(text.find("policy 'points' needs at least one point"), std::string::npos) << text;
 }
+
+TEST(Config, LadderRungModelsResolveAgainstTheFilesFolder) {
+  const Config config = load_string(R"(
+defaults:
+  tracker: edgetap
+  ladder: [{model: models/large.safetensors}, {model: /opt/small.safetensors, size: [128, 128]}, {}, {tracker: klt}]
+cameras:
+  - {name: a, source: test:ball}
+)",
+                                    "test.yaml", "/base");
+  const std::vector<Rung>& ladder = config.cameras[0].ladder;
+  ASSERT_EQ(ladder.size(), 4u);
+  EXPECT_EQ(ladder[0].model, "/base/models/large.safetensors");
+  EXPECT_EQ(ladder[1].model, "/opt/small.safetensors");
+  EXPECT_EQ(ladder[2].model, "");  // the camera's edgetap.model
+  EXPECT_EQ(ladder[3].tracker, "klt");
+}
+
+TEST(Config, AKltRungWithAModelIsRejected) {
+  const std::string text = problems_of(
+      "cameras:\n  - name: a\n    source: test:ball\n    tracker: edgetap\n"
+      "    ladder: [{tracker: edgetap}, {tracker: klt, model: small.safetensors}]\n");
+  EXPECT_NE(text.find("test.yaml:5:56: cameras[0] (camera 'a').ladder[1].model"), std::string::npos) << text;
+  EXPECT_NE(text.find("a klt rung has no model"), std::string::npos) << text;
+}

@@ -53,7 +53,13 @@ config::CameraConfig camera_at(int size) {
   return c;
 }
 
-config::Rung rung(int size, int max_points = 0) { return {"klt", "fp32", size, size, 0, max_points, 1}; }
+config::Rung rung(int size, int max_points = 0) {
+  config::Rung r;
+  r.tracker = "klt";
+  r.width = r.height = size;
+  r.max_points = max_points;
+  return r;
+}
 
 }  // namespace
 

@@ -66,6 +66,8 @@ struct Rung {                        // key: ladder[i]
   int iters = 0;                     // iters: refinement iterations (0 = the model's own)
   int max_points = 0;                // max_points: cap on live tracks (0 = no cap)
   int stride = 1;                    // stride: track every stride-th frame
+  std::string model;                 // model: edgetap weights for this rung (.safetensors, its .json beside;
+                                     //   "" = the camera's edgetap.model)
   bool operator==(const Rung&) const = default;
 };
 

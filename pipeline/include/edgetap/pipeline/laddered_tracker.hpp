@@ -21,6 +21,8 @@ namespace edgetap::pipeline {
 // this build cannot run (fp16 without the CUDA backend) are left out and
 // listed in `skipped`.
 std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped);
+// The rung as messages and logs name it: edgetap-fp32-256x256-i2, or with a rung's own
+// model file edgetap-large-fp32-256x256; klt, klt-s2.
 std::string rung_name(const config::Rung& rung, const config::CameraConfig& camera);
 
 // Makes the tracker of one rung (sizes resolved against the camera), or null with `error`.
