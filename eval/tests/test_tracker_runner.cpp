@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "edgetap/eval/tracker_registry.hpp"
@@ -65,6 +66,16 @@ class ScriptedTracker final : public Tracker {
 
 std::vector<cv::Mat> blank_frames(int n, int width, int height) {
   return std::vector<cv::Mat>(static_cast<std::size_t>(n), cv::Mat(height, width, CV_8UC3, cv::Scalar::all(0)));
+}
+
+// A sequence of the fixture images in `dir` with no occluders; `adjust` sets the rest.
+synth::GeneratedSequence background_only_sequence(const TempDir& dir,
+                                                  const std::function<void(synth::SynthOptions&)>& adjust) {
+  write_fixture_images(dir.path(), 2);
+  synth::SynthOptions o = fixture_options(dir.path());
+  o.occluders = 0;
+  adjust(o);
+  return synth::make_sequence(o, 0, synth::list_images(o.backgrounds), {});
 }
 
 }  // namespace
@@ -143,11 +154,7 @@ TEST(TrackerRunner, NamedEdgeTapModelIsTheOneThatRuns) {
   // The same short sequence through the bundled network and through a small test
   // network: their tracks must differ, or the named weights were not the ones run.
   TempDir dir("runner-model");
-  write_fixture_images(dir.path(), 2);
-  synth::SynthOptions o = fixture_options(dir.path());
-  o.frames = 6;
-  o.occluders = 0;
-  const auto seq = synth::make_sequence(o, 0, synth::list_images(o.backgrounds), {});
+  const auto seq = background_only_sequence(dir, [](synth::SynthOptions& o) { o.frames = 6; });
   const auto queries = eval::queries_first(seq.truth);
   ASSERT_FALSE(queries.empty());
   const auto run = [&](const std::string& model) {
@@ -169,13 +176,11 @@ TEST(TrackerRunner, NamedEdgeTapModelIsTheOneThatRuns) {
 TEST(TrackerRunner, KltFollowsAGentleGeneratedSequence) {
   // Background only, slow smooth camera motion, no noise: klt must do well here.
   TempDir dir("runner-klt");
-  write_fixture_images(dir.path(), 2);
-  synth::SynthOptions o = fixture_options(dir.path());
-  o.occluders = 0;
-  o.speed = 1.0;
-  o.rotation = 0.5;
-  o.perspective = 0.0;
-  const auto seq = synth::make_sequence(o, 0, synth::list_images(o.backgrounds), {});
+  const auto seq = background_only_sequence(dir, [](synth::SynthOptions& o) {
+    o.speed = 1.0;
+    o.rotation = 0.5;
+    o.perspective = 0.0;
+  });
   const auto queries = eval::queries_first(seq.truth);
   const auto predictions = eval::predict(eval::tracker_factory("klt", eval::FrameSize{}), seq.frames, seq.truth.width, seq.truth.height,
                                          queries, eval::QueryMode::first);

@@ -48,6 +48,23 @@ std::set<std::string> run_and_listen(daemon::Runtime& runtime, const test::TempD
   return cameras;
 }
 
+// Runs config_with_model() with `ladder` on the 'net' camera, which must fail at start
+// while 'plain' runs; returns the failed camera's error.
+std::string ladder_start_error(const test::TempDir& dir, const std::string& weights, const std::string& ladder) {
+  std::string yaml = config_with_model(dir, weights);
+  const std::string net_end = "edgetap: {model: '" + weights + "'}";
+  yaml.replace(yaml.find(net_end), net_end.size(), net_end + ", ladder: " + ladder);
+  daemon::Runtime runtime(config::load_string(yaml, "t.yaml", "/"));
+  nlohmann::json net;
+  const auto cameras = run_and_listen(runtime, dir, 10, net);
+  EXPECT_EQ(cameras, std::set<std::string>{"plain"});
+  const auto stats = runtime.stats();
+  EXPECT_EQ(stats[0].state, "failed");
+  EXPECT_EQ(stats[1].state, "running");
+  runtime.stop();
+  return stats[0].error;
+}
+
 // Starts a configuration whose first camera cannot meet its budget and reads its
 // messages until it reaches klt; returns the rungs in the order they were in force.
 // Every track alive before a switch must be alive after it, under the same id.
@@ -148,21 +165,11 @@ TEST(EdgetapCamera, ARungWithMoreIterationsThanTheModelFailsItsCameraAtStart) {
   // The camera fails when it starts, naming the rung, not later at its first switch.
   test::TempDir dir;
   const auto files = test::write_random_network(dir.path().string(), 3);
-  std::string yaml = config_with_model(dir, files.weights_path);
-  const std::string net_end = "edgetap: {model: '" + files.weights_path + "'}";
-  yaml.replace(yaml.find(net_end), net_end.size(),
-               net_end + ", ladder: [{tracker: edgetap}, {tracker: edgetap, size: [32, 32], iters: 3}, {tracker: klt}]");
-  daemon::Runtime runtime(config::load_string(yaml, "t.yaml", "/"));
-  nlohmann::json net;
-  const auto cameras = run_and_listen(runtime, dir, 10, net);
-  EXPECT_EQ(cameras, std::set<std::string>{"plain"});
-  const auto stats = runtime.stats();
-  EXPECT_EQ(stats[0].state, "failed");
-  EXPECT_NE(stats[0].error.find("ladder rung edgetap-fp32-32x32-i3"), std::string::npos) << stats[0].error;
-  EXPECT_NE(stats[0].error.find("iters 3 is more than"), std::string::npos) << stats[0].error;
-  EXPECT_NE(stats[0].error.find("2 refinement iterations"), std::string::npos) << stats[0].error;
-  EXPECT_EQ(stats[1].state, "running");
-  runtime.stop();
+  const std::string error = ladder_start_error(
+      dir, files.weights_path, "[{tracker: edgetap}, {tracker: edgetap, size: [32, 32], iters: 3}, {tracker: klt}]");
+  EXPECT_NE(error.find("ladder rung edgetap-fp32-32x32-i3"), std::string::npos) << error;
+  EXPECT_NE(error.find("iters 3 is more than"), std::string::npos) << error;
+  EXPECT_NE(error.find("2 refinement iterations"), std::string::npos) << error;
 }
 
 TEST(EdgetapCamera, OverBudgetCameraStepsDownTheLadderKeepingTrackIds) {
@@ -202,18 +209,8 @@ TEST(EdgetapCamera, ARungWhoseModelCannotLoadFailsItsCameraAtStart) {
   test::TempDir dir;
   const auto files = test::write_random_network(dir.path().string(), 3);
   const std::string absent = dir.file("absent.safetensors");
-  std::string yaml = config_with_model(dir, files.weights_path);
-  const std::string net_end = "edgetap: {model: '" + files.weights_path + "'}";
-  yaml.replace(yaml.find(net_end), net_end.size(),
-               net_end + ", ladder: [{tracker: edgetap}, {model: '" + absent + "', size: [32, 32]}, {tracker: klt}]");
-  daemon::Runtime runtime(config::load_string(yaml, "t.yaml", "/"));
-  nlohmann::json net;
-  const auto cameras = run_and_listen(runtime, dir, 10, net);
-  EXPECT_EQ(cameras, std::set<std::string>{"plain"});
-  const auto stats = runtime.stats();
-  EXPECT_EQ(stats[0].state, "failed");
-  EXPECT_NE(stats[0].error.find("ladder rung edgetap-absent-fp32-32x32"), std::string::npos) << stats[0].error;
-  EXPECT_NE(stats[0].error.find(absent), std::string::npos) << stats[0].error;
-  EXPECT_EQ(stats[1].state, "running");
-  runtime.stop();
+  const std::string error = ladder_start_error(
+      dir, files.weights_path, "[{tracker: edgetap}, {model: '" + absent + "', size: [32, 32]}, {tracker: klt}]");
+  EXPECT_NE(error.find("ladder rung edgetap-absent-fp32-32x32"), std::string::npos) << error;
+  EXPECT_NE(error.find(absent), std::string::npos) << error;
 }
