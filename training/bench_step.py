@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import train  # noqa: E402
 from edgetap import fused_reads, photobanks, synth, synth_options  # noqa: E402
-from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
+from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def main():
     model = EdgeTap(cfg).to(dev)
     if ck and not args.config:
         model.load_state_dict(ck["model"])
-    print(f"parameters {sum(p.numel() for p in model.parameters()):,}", flush=True)
+    print(f"parameters {count_params(model):,}", flush=True)
     model = model.to(memory_format=torch.channels_last).train()
     model.graph_entries = args.graph_entries
     fused_reads.enable(args.fused_reads)
