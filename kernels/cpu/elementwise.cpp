@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "edgetap/kernels/cpu.hpp"
+#include "lanes8.hpp"
 
 namespace edgetap::kernels::cpu {
 
@@ -18,37 +19,56 @@ void relu_inplace(float* x, std::size_t n, const float* add) {
 
 namespace {
 
-// e^x for x in [-36, 0], branch-free so the GELU loop vectorizes: x = n ln2 + r,
-// a degree-6 polynomial for e^r, 2^n from the exponent bits. Relative error < 2e-7.
-inline float exp_nonpositive(float x) {
-  const float n = (x * 1.44269504f + 12582912.f) - 12582912.f;  // round to nearest
-  const float r = x - n * 0.693145752f - n * 1.42860677e-6f;
-  float p = 1.f / 720.f;
+using lanes::float8;
+using lanes::int8;
+using lanes::splat8;
+
+// e^x for x in [-36, 0] on 8 lanes: x = n ln2 + r, a degree-6 polynomial for
+// e^r, 2^n from the exponent bits. Relative error < 2e-7.
+[[gnu::always_inline]] inline float8 exp_nonpositive(float8 x) {
+  const float8 n = (x * 1.44269504f + 12582912.f) - 12582912.f;  // round to nearest
+  const float8 r = x - n * 0.693145752f - n * 1.42860677e-6f;
+  float8 p = splat8(1.f / 720.f);
   p = p * r + 1.f / 120.f;
   p = p * r + 1.f / 24.f;
   p = p * r + 1.f / 6.f;
   p = p * r + 0.5f;
   p = p * r + 1.f;
   p = p * r + 1.f;
-  const std::int32_t bits = static_cast<std::int32_t>(n + 127.f) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
+  const int8 bits = __builtin_convertvector(n + 127.f, int8) << 23;
+  return p * lanes::floats8(bits);
+}
+
+// Exact GELU, x * Phi(x), on 8 lanes, with erf from Abramowitz & Stegun 7.1.26
+// (absolute error < 1.5e-7, below FP32 rounding of the result): about twice as
+// fast as std::erf even one value at a time.
+[[gnu::always_inline]] inline float8 gelu8(float8 v) {
+  const int8 sign = lanes::bits8(v) & INT32_MIN;
+  const int8 magnitude = lanes::bits8(v) & INT32_MAX;
+  const float8 a = lanes::floats8(magnitude) * 0.70710678f;
+  const float8 z = a < 6.f ? a : splat8(6.f);
+  const float8 t = 1.f / (1.f + 0.3275911f * z);
+  const float8 poly = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;
+  const float8 erf_abs = 1.f - poly * exp_nonpositive(-z * z);
+  const int8 erf_signed = lanes::bits8(erf_abs) | sign;  // erf(v / sqrt 2)
+  return 0.5f * v * (1.f + lanes::floats8(erf_signed));
 }
 
 }  // namespace
 
+// Built twice, for x86-64 with AVX2 + FMA and for the baseline (as the window
+// correlation): GELU runs on every hidden unit of every block.
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target_clones("arch=x86-64-v3", "default")]]
+#endif
 void gelu_inplace(float* x, std::size_t n) {
-  // Exact GELU, x * Phi(x), with erf from Abramowitz & Stegun 7.1.26 (absolute
-  // error < 1.5e-7, below FP32 rounding of the result): about twice as fast as
-  // std::erf here, and GELU runs on every hidden unit of every block.
-  for (std::size_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    const float z = std::fmin(std::fabs(v) * 0.70710678f, 6.f);
-    const float t = 1.f / (1.f + 0.3275911f * z);
-    const float poly = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;
-    const float erf_abs = 1.f - poly * exp_nonpositive(-z * z);
-    x[i] = 0.5f * v * (1.f + std::copysign(erf_abs, v));
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) lanes::store8(x + i, gelu8(lanes::load8(x + i)));
+  if (i < n) {  // the last 1-7 values, through the same lanes
+    float tail[8] = {};
+    std::copy(x + i, x + n, tail);
+    lanes::store8(tail, gelu8(lanes::load8(tail)));
+    std::copy(tail, tail + (n - i), x + i);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "edgetap/kernels/cpu.hpp"
+#include "lanes8.hpp"
 
 namespace edgetap::kernels::cpu {
 
@@ -23,11 +24,8 @@ void bilinear_sample_hwc(const float* map, int H, int W, int C, float x, float y
 
 namespace {
 
-// 8 floats as one vector (GCC/Clang vector extension): one AVX register in
-// the AVX2 build of the correlation below, two SSE registers in the baseline.
-// Alignment 4 so it loads from any float address; vectors may alias floats.
-using float8 = float __attribute__((vector_size(32), aligned(4)));
-#define EDGETAP_LOAD8(p) (*reinterpret_cast<const float8*>(p))
+using lanes::float8;
+using lanes::load8;
 
 // Dot product in four independent 8-wide partial sums, so consecutive
 // multiply-adds do not wait on each other.
@@ -35,18 +33,17 @@ using float8 = float __attribute__((vector_size(32), aligned(4)));
   float8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
   int c = 0;
   for (; c + 32 <= n; c += 32) {
-    s0 += EDGETAP_LOAD8(a + c) * EDGETAP_LOAD8(b + c);
-    s1 += EDGETAP_LOAD8(a + c + 8) * EDGETAP_LOAD8(b + c + 8);
-    s2 += EDGETAP_LOAD8(a + c + 16) * EDGETAP_LOAD8(b + c + 16);
-    s3 += EDGETAP_LOAD8(a + c + 24) * EDGETAP_LOAD8(b + c + 24);
+    s0 += load8(a + c) * load8(b + c);
+    s1 += load8(a + c + 8) * load8(b + c + 8);
+    s2 += load8(a + c + 16) * load8(b + c + 16);
+    s3 += load8(a + c + 24) * load8(b + c + 24);
   }
-  for (; c + 8 <= n; c += 8) s0 += EDGETAP_LOAD8(a + c) * EDGETAP_LOAD8(b + c);
+  for (; c + 8 <= n; c += 8) s0 += load8(a + c) * load8(b + c);
   const float8 s = (s0 + s1) + (s2 + s3);
   float r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
   for (; c < n; ++c) r += a[c] * b[c];
   return r;
 }
-#undef EDGETAP_LOAD8
 
 }  // namespace
 

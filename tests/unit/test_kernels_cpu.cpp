@@ -120,10 +120,24 @@ TEST(CpuKernels, LayerNormAndGelu) {
 }
 
 TEST(CpuKernels, GeluMatchesTheErfDefinitionEverywhere) {
-  for (float v = -12.f; v <= 12.f; v += 0.001f) {
-    float x = v;
-    k::gelu_inplace(&x, 1);
+  // One call over the whole range (8 lanes at a time, then a tail of 1-7) and
+  // one value per call (the tail path alone): both against erf.
+  std::vector<float> range;
+  for (float v = -12.f; v <= 12.f; v += 0.001f) range.push_back(v);
+  ASSERT_NE(range.size() % 8, 0u);
+  std::vector<float> batched = range;
+  k::gelu_inplace(batched.data(), batched.size());
+  for (std::size_t i = 0; i < range.size(); ++i) {
+    const float v = range[i];
+    float single = v;
+    k::gelu_inplace(&single, 1);
     const double ref = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-    ASSERT_NEAR(x, ref, 1e-6 + 1e-6 * std::abs(ref)) << "at " << v;
+    ASSERT_NEAR(batched[i], ref, 1e-6 + 1e-6 * std::abs(ref)) << "at " << v;
+    ASSERT_NEAR(single, ref, 1e-6 + 1e-6 * std::abs(ref)) << "at " << v << " alone";
   }
+  float huge[3] = {-1e30f, 1e30f, -0.f};
+  k::gelu_inplace(huge, 3);
+  EXPECT_EQ(huge[0], 0.f);
+  EXPECT_EQ(huge[1], 1e30f);
+  EXPECT_EQ(huge[2], 0.f);
 }
