@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "edgetap/engine/safetensors.hpp"
+#include "edgetap/kernels/cpu.hpp"
 
 namespace edgetap::engine {
 namespace {
@@ -94,6 +95,10 @@ ModelConfig load_model_config(const std::string& path) {
   }
   if (c.window <= 0 || c.iters <= 0 || c.blocks <= 0 || c.feat_dim <= 0 || c.pixel_std == 0.f) {
     throw ModelError(path + ": window, iters, blocks, feat_dim must be positive and pixel_std non-zero");
+  }
+  if (c.window + 1 > kernels::cpu::kMaxCachedKeys) {  // the window's frames and the anchor
+    throw ModelError(path + ": window " + std::to_string(c.window) + " is more than this engine's " +
+                     std::to_string(kernels::cpu::kMaxCachedKeys - 1));
   }
   return c;
 }

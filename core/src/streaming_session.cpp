@@ -185,7 +185,6 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
   }
   const int slot = static_cast<int>(t_ % W);
   const float scale = 1.f / std::sqrt(static_cast<float>(dh));
-  std::vector<float> scores(W + 1);
 
   auto clock = std::chrono::steady_clock::now();
   for (int it = 0; it < iters_; ++it) {
@@ -247,32 +246,8 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
             std::copy_n(q + width + h * dh, dh, keys + static_cast<std::size_t>(W) * dh);
             std::copy_n(q + 2 * width + h * dh, dh, values + static_cast<std::size_t>(W) * dh);
           }
-          const float* bias = bias_.data() + static_cast<std::size_t>(h) * (W + 1);
-          float best = -std::numeric_limits<float>::infinity();
-          for (int j = 0; j <= W; ++j) {
-            if (std::isinf(bias[j])) {
-              scores[j] = bias[j];
-              continue;
-            }
-            float dot = 0.f;
-            const float* kj = keys + static_cast<std::size_t>(j) * dh;
-            for (int d = 0; d < dh; ++d) dot += q[h * dh + d] * kj[d];
-            scores[j] = dot * scale + bias[j];
-            best = std::max(best, scores[j]);
-          }
-          float total = 0.f;
-          for (int j = 0; j <= W; ++j) {
-            scores[j] = std::isinf(scores[j]) ? 0.f : std::exp(scores[j] - best);
-            total += scores[j];
-          }
-          float* o = attended_.data() + static_cast<std::size_t>(i) * width + h * dh;
-          std::fill_n(o, dh, 0.f);
-          for (int j = 0; j <= W; ++j) {
-            if (scores[j] == 0.f) continue;
-            const float a = scores[j] / total;
-            const float* vj = values + static_cast<std::size_t>(j) * dh;
-            for (int d = 0; d < dh; ++d) o[d] += a * vj[d];
-          }
+          k::attend_cached(q + h * dh, keys, values, bias_.data() + static_cast<std::size_t>(h) * (W + 1), W + 1, dh,
+                           scale, attended_.data() + static_cast<std::size_t>(i) * width + h * dh);
         }
       }
       linear(bw.proj, attended_.data(), S, x_.data(), true);  // x += proj(o)
@@ -314,30 +289,15 @@ void StreamingSession::cross_track(const CrossTrackWeights& cw, int S, bool quer
     for (std::size_t i = 0; i < rows; ++i)
       for (int h = 0; h < c.heads; ++h) std::copy_n(at(i, 2, h), dh, attended_.data() + i * width + h * dh);
   } else {
-    // Per head: scores = Q K^T / sqrt(dh), row softmax, O = P V, as matrix products.
-    head_q_.resize(rows * dh);
-    head_k_.resize(rows * dh);
-    head_vt_.resize(rows * dh);
+    // Per head: scores = Q K^T / sqrt(dh), row softmax, O = P V, as matrix products
+    // reading the head's columns of qkv_ in place.
     scores_.resize(rows * rows);
-    head_o_.resize(rows * dh);
     const float scale = 1.f / std::sqrt(static_cast<float>(dh));
+    const int ld = 3 * width;
     for (int h = 0; h < c.heads; ++h) {
-      for (std::size_t i = 0; i < rows; ++i) {
-        std::copy_n(at(i, 0, h), dh, head_q_.data() + i * dh);
-        std::copy_n(at(i, 1, h), dh, head_k_.data() + i * dh);
-        for (int d = 0; d < dh; ++d) head_vt_[static_cast<std::size_t>(d) * rows + i] = at(i, 2, h)[d];
-      }
-      k::gemm_nt(S, S, dh, head_q_.data(), head_k_.data(), nullptr, scores_.data());
-      for (std::size_t i = 0; i < rows; ++i) {
-        float* r = scores_.data() + i * rows;
-        float best = -std::numeric_limits<float>::infinity();
-        for (std::size_t j = 0; j < rows; ++j) best = std::max(best, r[j] * scale);
-        float total = 0.f;
-        for (std::size_t j = 0; j < rows; ++j) total += (r[j] = std::exp(r[j] * scale - best));
-        for (std::size_t j = 0; j < rows; ++j) r[j] /= total;
-      }
-      k::gemm_nt(S, dh, S, scores_.data(), head_vt_.data(), nullptr, head_o_.data());
-      for (std::size_t i = 0; i < rows; ++i) std::copy_n(head_o_.data() + i * dh, dh, attended_.data() + i * width + h * dh);
+      k::gemm_strided(S, S, dh, at(0, 0, h), ld, at(0, 1, h), ld, true, scores_.data(), S);
+      k::softmax_rows(scores_.data(), S, S, scale);
+      k::gemm_strided(S, dh, S, scores_.data(), S, at(0, 2, h), ld, false, attended_.data() + h * dh, width);
     }
   }
   linear(cw.proj, attended_.data(), S, x_.data(), true);  // x += proj(o)

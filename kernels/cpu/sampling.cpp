@@ -22,31 +22,6 @@ void bilinear_sample_hwc(const float* map, int H, int W, int C, float x, float y
   }
 }
 
-namespace {
-
-using lanes::float8;
-using lanes::load8;
-
-// Dot product in four independent 8-wide partial sums, so consecutive
-// multiply-adds do not wait on each other.
-[[gnu::always_inline]] inline float dot_lanes(const float* a, const float* b, int n) {
-  float8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
-  int c = 0;
-  for (; c + 32 <= n; c += 32) {
-    s0 += load8(a + c) * load8(b + c);
-    s1 += load8(a + c + 8) * load8(b + c + 8);
-    s2 += load8(a + c + 16) * load8(b + c + 16);
-    s3 += load8(a + c + 24) * load8(b + c + 24);
-  }
-  for (; c + 8 <= n; c += 8) s0 += load8(a + c) * load8(b + c);
-  const float8 s = (s0 + s1) + (s2 + s3);
-  float r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-  for (; c < n; ++c) r += a[c] * b[c];
-  return r;
-}
-
-}  // namespace
-
 // Built twice, for x86-64 with AVX2 + FMA and for the baseline; the loader
 // picks the one the CPU runs (this loop is the engine's largest outside BLAS).
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -73,7 +48,7 @@ void window_correlation_hwc(const float* map, int H, int W, int C, float x, floa
         const int gx = bx + cx, gy = by + cy;
         const bool inside = gx >= 0 && gx < W && gy >= 0 && gy < H;
         dots[cy * cells + cx] =
-            inside ? dot_lanes(map + (static_cast<std::size_t>(gy) * W + gx) * C, desc, C) : 0.f;
+            inside ? lanes::dot(map + (static_cast<std::size_t>(gy) * W + gx) * C, desc, C) : 0.f;
       }
     }
     float* o = out + static_cast<std::size_t>(d) * k * k;

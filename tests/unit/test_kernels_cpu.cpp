@@ -2,7 +2,9 @@
 // inputs (the same checks the CUDA kernels will face against these).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -35,6 +37,70 @@ TEST(CpuKernels, GemmMatchesTheDefinition) {
       for (int t = 0; t < K; ++t) ref += A[i * K + t] * B[j * K + t];
       ASSERT_NEAR(C[i * N + j], ref, kTolerance) << i << "," << j;
     }
+}
+
+TEST(CpuKernels, StridedGemmReadsColumnBlocksInBothLayouts) {
+  std::mt19937 rng(11);
+  const int M = 13, N = 9, K = 19, lda = 40, ldb = 50, ldc = 30;  // blocks of wider matrices
+  const auto A = random_vector(M * lda, rng), Bt = random_vector(N * ldb, rng), Bn = random_vector(K * ldb, rng);
+  for (const bool transposed : {true, false}) {
+    std::vector<float> C(M * ldc, 7.f);
+    const float* B = (transposed ? Bt : Bn).data() + 3;  // start inside a row too
+    k::gemm_strided(M, N, K, A.data() + 5, lda, B, ldb, transposed, C.data() + 2, ldc);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < ldc; ++j) {
+        if (j < 2 || j >= 2 + N) {
+          ASSERT_EQ(C[i * ldc + j], 7.f) << "wrote outside the block at " << i << "," << j;
+          continue;
+        }
+        double ref = 0;
+        for (int t = 0; t < K; ++t) ref += A[i * lda + 5 + t] * (transposed ? B[(j - 2) * ldb + t] : B[t * ldb + (j - 2)]);
+        ASSERT_NEAR(C[i * ldc + j], ref, kTolerance) << (transposed ? "B^T " : "B ") << i << "," << j;
+      }
+  }
+}
+
+TEST(CpuKernels, SoftmaxRowsMatchesTheDefinition) {
+  std::mt19937 rng(12);
+  for (const int cols : {1, 7, 8, 19, 64}) {
+    const int rows = 5;
+    auto x = random_vector(rows * cols, rng);
+    for (float& v : x) v *= 30.f;  // differences well past e^-87 within a row
+    std::vector<float> y = x;
+    k::softmax_rows(y.data(), rows, cols, 0.7f);
+    for (int r = 0; r < rows; ++r) {
+      double best = -1e30, total = 0;
+      for (int j = 0; j < cols; ++j) best = std::max(best, 0.7 * x[r * cols + j]);
+      for (int j = 0; j < cols; ++j) total += std::exp(0.7 * x[r * cols + j] - best);
+      for (int j = 0; j < cols; ++j) {
+        const double ref = std::exp(0.7 * x[r * cols + j] - best) / total;
+        ASSERT_NEAR(y[r * cols + j], ref, 1e-6 + 1e-5 * ref) << cols << " cols, " << r << "," << j;
+      }
+    }
+  }
+}
+
+TEST(CpuKernels, AttendCachedSkipsMaskedKeysAndMatchesTheDefinition) {
+  std::mt19937 rng(13);
+  const int n = 9, dh = 32;
+  const auto q = random_vector(dh, rng), keys = random_vector(n * dh, rng), values = random_vector(n * dh, rng);
+  std::vector<float> bias = random_vector(n, rng);
+  bias[2] = bias[5] = -std::numeric_limits<float>::infinity();
+  std::vector<float> out(dh);
+  k::attend_cached(q.data(), keys.data(), values.data(), bias.data(), n, dh, 0.25f, out.data());
+  std::vector<double> w(n, 0.0);
+  double total = 0;
+  for (int j = 0; j < n; ++j) {
+    if (std::isinf(bias[j])) continue;
+    double dot = 0;
+    for (int d = 0; d < dh; ++d) dot += q[d] * keys[j * dh + d];
+    total += (w[j] = std::exp(0.25 * dot + bias[j]));
+  }
+  for (int d = 0; d < dh; ++d) {
+    double ref = 0;
+    for (int j = 0; j < n; ++j) ref += w[j] / total * values[j * dh + d];
+    ASSERT_NEAR(out[d], ref, kTolerance) << d;
+  }
 }
 
 TEST(CpuKernels, Conv2dMatchesDirectConvolution) {

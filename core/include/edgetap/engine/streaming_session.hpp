@@ -100,7 +100,7 @@ class StreamingSession {
   std::vector<int> free_;
   // Per-step work buffers (rows = tracks stepped).
   std::vector<float> corr_, hidden1_, hidden2_, token_, x_, h_, normed_, qkv_, attended_, tmp_, mlp_, out_, bias_;
-  std::vector<float> head_q_, head_k_, head_vt_, head_o_, scores_;  // cross-track attention, one head
+  std::vector<float> scores_;  // cross-track attention, one head: [S][S]
   std::vector<float> first_corr_;
   StepProfile profile_;
   std::vector<Point2> p_;

@@ -12,6 +12,12 @@ namespace edgetap::kernels::cpu {
 // Uses BLAS when the build has it.
 void gemm_nt(int M, int N, int K, const float* A, const float* B, const float* bias, float* C, bool accumulate = false);
 
+// C = A * op(B) (+ C when accumulate), row-major with row strides lda, ldb, ldc
+// (so A, B and C can be column blocks of wider matrices): A is [M, K]; op(B) is
+// B[N, K]^T when b_transposed, else B[K, N]; C is [M, N].
+void gemm_strided(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed, float* C,
+                  int ldc, bool accumulate = false);
+
 // 2-D convolution, HWC in and out, zero padding k/2, square kernel k in {1, 3},
 // stride 1 or 2. `weight` is [Cout][k][k][Cin]; `bias` [Cout] or null.
 // `scratch` must hold conv2d_scratch_floats(...) floats. Output size: ceil(H/stride) x ceil(W/stride).
@@ -42,5 +48,15 @@ void window_correlation_hwc(const float* map, int H, int W, int C, float x, floa
 void layer_norm_rows(const float* in, int rows, int width, const float* gamma, const float* beta, float* out);
 // Exact GELU (erf form), in place.
 void gelu_inplace(float* x, std::size_t n);
+
+// Row-wise softmax of scale * x over `cols`, in place (rows of stride cols).
+void softmax_rows(float* x, int rows, int cols, float scale);
+
+// One query against n <= kMaxCachedKeys cached keys: out[dh] = sum_j
+// softmax_j(scale * q.k_j + bias_j) v_j, keys and values [n][dh] contiguous.
+// bias_j = -infinity leaves entry j out; at least one entry must be in.
+inline constexpr int kMaxCachedKeys = 64;
+void attend_cached(const float* q, const float* keys, const float* values, const float* bias, int n, int dh,
+                   float scale, float* out);
 
 }  // namespace edgetap::kernels::cpu

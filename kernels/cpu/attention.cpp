@@ -1,0 +1,70 @@
+// Attention pieces of the transformer: the row softmax of the cross-track
+// layer and one track's query against its cached keys (the temporal blocks).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "edgetap/kernels/cpu.hpp"
+#include "lanes8.hpp"
+
+namespace edgetap::kernels::cpu {
+
+using lanes::float8;
+
+// Built twice, for x86-64 with AVX2 + FMA and for the baseline.
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target_clones("arch=x86-64-v3", "default")]]
+#endif
+void softmax_rows(float* x, int rows, int cols, float scale) {
+  const float lowest = -std::numeric_limits<float>::infinity();
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<std::size_t>(r) * cols;
+    float8 m8 = lanes::splat8(lowest);
+    int j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      const float8 v = lanes::load8(row + j);
+      m8 = v > m8 ? v : m8;
+    }
+    float best = lowest;
+    for (int l = 0; l < 8; ++l) best = std::max(best, m8[l]);
+    for (; j < cols; ++j) best = std::max(best, row[j]);
+    // e^(scale * (x - max)), 8 at a time; the last 1-7 through a padded copy.
+    float8 s8 = {};
+    for (j = 0; j + 8 <= cols; j += 8) {
+      const float8 e = lanes::exp_nonpositive((lanes::load8(row + j) - best) * scale);
+      lanes::store8(row + j, e);
+      s8 += e;
+    }
+    float total = lanes::sum8(s8);
+    if (j < cols) {
+      float tail[8];
+      std::fill(tail, tail + 8, best);
+      std::copy(row + j, row + cols, tail);
+      const float8 e = lanes::exp_nonpositive((lanes::load8(tail) - best) * scale);
+      for (int l = 0; l < cols - j; ++l) total += (row[j + l] = e[l]);
+    }
+    const float inv = 1.f / total;
+    for (j = 0; j < cols; ++j) row[j] *= inv;
+  }
+}
+
+void attend_cached(const float* q, const float* keys, const float* values, const float* bias, int n, int dh,
+                   float scale, float* out) {
+  float weight[kMaxCachedKeys];
+  float best = -std::numeric_limits<float>::infinity();
+  for (int j = 0; j < n; ++j) {
+    weight[j] = std::isinf(bias[j]) ? bias[j] : lanes::dot(q, keys + static_cast<std::size_t>(j) * dh, dh) * scale + bias[j];
+    best = std::max(best, weight[j]);
+  }
+  float total = 0.f;
+  for (int j = 0; j < n; ++j) total += (weight[j] = std::isinf(weight[j]) ? 0.f : std::exp(weight[j] - best));
+  std::fill_n(out, dh, 0.f);
+  for (int j = 0; j < n; ++j) {
+    if (weight[j] == 0.f) continue;
+    const float a = weight[j] / total;
+    const float* v = values + static_cast<std::size_t>(j) * dh;
+    for (int d = 0; d < dh; ++d) out[d] += a * v[d];
+  }
+}
+
+}  // namespace edgetap::kernels::cpu
