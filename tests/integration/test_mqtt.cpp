@@ -37,6 +37,17 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
+// True as soon as `condition` holds, false if it still does not after `limit`.
+template <typename Condition>
+bool eventually(Condition condition, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
 // A mosquitto broker process on 127.0.0.1:port, with an optional extra config.
 std::unique_ptr<test::ChildProcess> start_broker(const test::TempDir& dir, int port, const std::string& extra = "") {
   const std::string conf = dir.write("mosquitto-" + std::to_string(port) + ".conf",
@@ -137,12 +148,12 @@ TEST(Mqtt, TracksAndAvailabilityReachTheBrokerAndSurviveARestart) {
     EXPECT_EQ(sub.count("edgetap/quiet/tracks"), 0) << "publish.mqtt: false was ignored";
   }
   broker.reset();  // the broker dies; tracking goes on, MQTT messages are dropped and counted
-  std::this_thread::sleep_for(1s);
   ASSERT_TRUE(runtime.snapshot().mqtt.has_value());
-  EXPECT_FALSE(runtime.snapshot().mqtt->connected);
+  // Polled rather than slept for: on a loaded machine the bridge and the camera may need longer.
+  EXPECT_TRUE(eventually([&] { return !runtime.snapshot().mqtt->connected; }, 10s)) << "the bridge never saw the broker go";
   const auto dropped = runtime.snapshot().mqtt->dropped;
-  std::this_thread::sleep_for(300ms);
-  EXPECT_GT(runtime.snapshot().mqtt->dropped, dropped);
+  EXPECT_TRUE(eventually([&] { return runtime.snapshot().mqtt->dropped > dropped; }, 10s))
+      << "tracks published while the broker was down were not counted as dropped";
 
   broker = start_broker(dir, port);
   Subscriber sub(port);
