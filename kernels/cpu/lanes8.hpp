@@ -54,6 +54,41 @@ using int8 = std::int32_t __attribute__((vector_size(32), aligned(4)));
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
+// Lane j of the result: the sum of the 8 lanes of a[j]. A transposing tree
+// (pairs, quads, halves) rather than eight separate lane sums.
+[[gnu::always_inline]] inline float8 sum8x8(const float8 a[8]) {
+  const auto pairs = [](float8 x, float8 y) {  // x's pair sums in even lanes, y's in odd
+    return __builtin_shufflevector(x, y, 0, 8, 2, 10, 4, 12, 6, 14) +
+           __builtin_shufflevector(x, y, 1, 9, 3, 11, 5, 13, 7, 15);
+  };
+  const auto quads = [](float8 x, float8 y) {  // lanes: x's 2 inputs, y's 2, x's, y's
+    return __builtin_shufflevector(x, y, 0, 1, 8, 9, 4, 5, 12, 13) +
+           __builtin_shufflevector(x, y, 2, 3, 10, 11, 6, 7, 14, 15);
+  };
+  const float8 low = quads(pairs(a[0], a[1]), pairs(a[2], a[3]));
+  const float8 high = quads(pairs(a[4], a[5]), pairs(a[6], a[7]));
+  return __builtin_shufflevector(low, high, 0, 1, 2, 3, 8, 9, 10, 11) +
+         __builtin_shufflevector(low, high, 4, 5, 6, 7, 12, 13, 14, 15);
+}
+
+// Dot products of 8 consecutive vectors of n floats (`rows`, contiguous) with
+// one vector `b`: lane j of the result is rows[j] . b. Eight independent
+// accumulators and one transposing sum, instead of a lane sum per row.
+[[gnu::always_inline]] inline float8 dot8(const float* rows, const float* b, int n) {
+  float8 acc[8] = {};
+  int c = 0;
+  for (; c + 8 <= n; c += 8) {
+    const float8 bc = load8(b + c);
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) acc[j] += load8(rows + static_cast<std::size_t>(j) * n + c) * bc;
+  }
+  float8 r = sum8x8(acc);
+  for (; c < n; ++c) {
+    for (int j = 0; j < 8; ++j) r[j] += rows[static_cast<std::size_t>(j) * n + c] * b[c];
+  }
+  return r;
+}
+
 // Dot product of n floats in four independent 8-wide partial sums, so
 // consecutive multiply-adds do not wait on each other.
 [[gnu::always_inline]] inline float dot(const float* a, const float* b, int n) {

@@ -127,12 +127,14 @@ TEST(CpuKernels, Conv2dMatchesDirectConvolution) {
   }
 }
 
-TEST(CpuKernels, WindowCorrelationEqualsSampleThenDot) {
-  std::mt19937 rng(3);
-  const int H = 11, W = 13, C = 20, r = 3, n_desc = 3, k2 = (2 * r + 1) * (2 * r + 1);  // C: 8-lane body + tail
+namespace {
+
+void window_correlation_case(int H, int W, int C, int r) {
+  std::mt19937 rng(3 + C + r);
+  const int n_desc = 3, k2 = (2 * r + 1) * (2 * r + 1);
   const auto map = random_vector(H * W * C, rng), descs = random_vector(n_desc * C, rng);
-  std::uniform_real_distribution<float> where(-4.f, 15.f);  // includes points near and beyond the border
-  for (int trial = 0; trial < 50; ++trial) {
+  std::uniform_real_distribution<float> where(-4.f, static_cast<float>(std::max(H, W)) + 2.f);  // near and beyond the border
+  for (int trial = 0; trial < 80; ++trial) {
     const float x = where(rng), y = where(rng);
     std::vector<float> fast(n_desc * k2), sample(C);
     k::window_correlation_hwc(map.data(), H, W, C, x, y, r, descs.data(), n_desc, fast.data());
@@ -144,9 +146,18 @@ TEST(CpuKernels, WindowCorrelationEqualsSampleThenDot) {
           for (int c = 0; c < C; ++c) ref += sample[c] * descs[d * C + c];
           ref /= std::sqrt(static_cast<double>(C));
           ASSERT_NEAR(fast[d * k2 + (dy + r) * (2 * r + 1) + dx + r], ref, kTolerance)
-              << "descriptor " << d << " at " << x << "," << y;
+              << "C " << C << " r " << r << " descriptor " << d << " at " << x << "," << y;
         }
   }
+}
+
+}  // namespace
+
+TEST(CpuKernels, WindowCorrelationEqualsSampleThenDot) {
+  // C 20: an 8-lane body and a tail; C 64: the network's. Radius 2, 3 and 4: window rows of 6,
+  // 8 and 10 cells, i.e. none, one and one-plus-two groups of 8 cells taken side by side.
+  for (const auto [H, W, C, r] : std::vector<std::array<int, 4>>{{11, 13, 20, 3}, {24, 26, 64, 3}, {20, 22, 64, 2}, {20, 22, 24, 4}})
+    window_correlation_case(H, W, C, r);
 }
 
 TEST(CpuKernels, BilinearSampleIsExactAtCellCentresAndZeroOutside) {
