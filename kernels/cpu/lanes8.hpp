@@ -4,12 +4,12 @@
 // address; vectors may alias floats. Private to kernels/cpu.
 #pragma once
 
-#include <bit>
 #include <cstdint>
 #include <cstring>
 
-// Vectors pass by value only between always-inline helpers of one file, so the
-// note that a 32-byte vector argument's ABI differs without AVX does not apply.
+// Vectors pass by value only between always-inline helpers (no lambdas, no
+// out-of-line functions), so the note that a 32-byte vector argument's ABI
+// differs without AVX does not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace edgetap::kernels::cpu::lanes {
@@ -27,9 +27,18 @@ using int8 = std::int32_t __attribute__((vector_size(32), aligned(4)));
 
 [[gnu::always_inline]] inline float8 splat8(float x) { return float8{} + x; }
 
-// The same 32 bytes seen as the other lane type.
-[[gnu::always_inline]] inline int8 bits8(float8 v) { return std::bit_cast<int8>(v); }
-[[gnu::always_inline]] inline float8 floats8(int8 v) { return std::bit_cast<float8>(v); }
+// The same 32 bytes seen as the other lane type (memcpy: std::bit_cast of
+// vector types trips GCC 12's UBSan with a false null-pointer load).
+[[gnu::always_inline]] inline int8 bits8(float8 v) {
+  int8 r;
+  std::memcpy(&r, &v, sizeof r);
+  return r;
+}
+[[gnu::always_inline]] inline float8 floats8(int8 v) {
+  float8 r;
+  std::memcpy(&r, &v, sizeof r);
+  return r;
+}
 
 // e^x for x <= 0 on 8 lanes: x = n ln2 + r, a degree-6 polynomial for e^r,
 // 2^n from the exponent bits. Relative error < 2e-7 down to x = -87; below
@@ -54,19 +63,23 @@ using int8 = std::int32_t __attribute__((vector_size(32), aligned(4)));
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
+// x's pair sums in the even lanes, y's in the odd ones.
+[[gnu::always_inline]] inline float8 pair_sums(float8 x, float8 y) {
+  return __builtin_shufflevector(x, y, 0, 8, 2, 10, 4, 12, 6, 14) + __builtin_shufflevector(x, y, 1, 9, 3, 11, 5, 13, 7, 15);
+}
+
+// From two pair_sums results: lanes 0-1 x's, 2-3 y's, 4-5 x's, 6-7 y's.
+[[gnu::always_inline]] inline float8 quad_sums(float8 x, float8 y) {
+  return __builtin_shufflevector(x, y, 0, 1, 8, 9, 4, 5, 12, 13) + __builtin_shufflevector(x, y, 2, 3, 10, 11, 6, 7, 14, 15);
+}
+
 // Lane j of the result: the sum of the 8 lanes of a[j]. A transposing tree
-// (pairs, quads, halves) rather than eight separate lane sums.
+// (pairs, quads, halves) rather than eight separate lane sums. Every helper
+// is always-inline: vectors must not cross a call between a kernel's AVX2
+// clone and baseline code (the -Wpsabi note), which unoptimized builds make.
 [[gnu::always_inline]] inline float8 sum8x8(const float8 a[8]) {
-  const auto pairs = [](float8 x, float8 y) {  // x's pair sums in even lanes, y's in odd
-    return __builtin_shufflevector(x, y, 0, 8, 2, 10, 4, 12, 6, 14) +
-           __builtin_shufflevector(x, y, 1, 9, 3, 11, 5, 13, 7, 15);
-  };
-  const auto quads = [](float8 x, float8 y) {  // lanes: x's 2 inputs, y's 2, x's, y's
-    return __builtin_shufflevector(x, y, 0, 1, 8, 9, 4, 5, 12, 13) +
-           __builtin_shufflevector(x, y, 2, 3, 10, 11, 6, 7, 14, 15);
-  };
-  const float8 low = quads(pairs(a[0], a[1]), pairs(a[2], a[3]));
-  const float8 high = quads(pairs(a[4], a[5]), pairs(a[6], a[7]));
+  const float8 low = quad_sums(pair_sums(a[0], a[1]), pair_sums(a[2], a[3]));
+  const float8 high = quad_sums(pair_sums(a[4], a[5]), pair_sums(a[6], a[7]));
   return __builtin_shufflevector(low, high, 0, 1, 2, 3, 8, 9, 10, 11) +
          __builtin_shufflevector(low, high, 4, 5, 6, 7, 12, 13, 14, 15);
 }
