@@ -140,12 +140,12 @@ bool StreamingSession::alive(int handle) const {
   return handle >= 0 && static_cast<std::size_t>(handle) < tracks_.size() && tracks_[static_cast<std::size_t>(handle)].alive;
 }
 
-void StreamingSession::attention_bias(const Track& track, std::vector<float>& bias) const {
+void StreamingSession::attention_bias(const Track& track, float* bias) const {
   // bias[head][slot], slot W = the anchor; -inf where not attended.
   const ModelConfig& c = net_.config;
   const int W = c.window;
   const float none = -std::numeric_limits<float>::infinity();
-  bias.assign(static_cast<std::size_t>(c.heads) * (W + 1), none);
+  std::fill_n(bias, static_cast<std::size_t>(c.heads) * (W + 1), none);
   for (int h = 0; h < c.heads; ++h) {
     const float* rel = net_.weights.rel_bias.data() + static_cast<std::size_t>(h) * (W + 1);
     for (int j = 0; j < W; ++j) {
@@ -178,10 +178,13 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
   mlp_.resize(rows * c.mlp_ratio * width);
   out_.resize(rows * 4);
   p_.resize(rows);
+  const std::size_t bias_row = static_cast<std::size_t>(c.heads) * (W + 1);  // a track's attention bias
+  bias_.resize(rows * bias_row);
   for (int i = 0; i < S; ++i) {
     const Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
     p_[i] = query_step ? tr.query : tr.position;
     std::copy(w.h0.begin(), w.h0.end(), h_.begin() + static_cast<std::ptrdiff_t>(i) * width);
+    attention_bias(tr, bias_.data() + static_cast<std::size_t>(i) * bias_row);  // the same for every iteration and block
   }
   const int slot = static_cast<int>(t_ % W);
   const float scale = 1.f / std::sqrt(static_cast<float>(dh));
@@ -235,7 +238,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
       linear(bw.qkv, normed_.data(), S, qkv_.data());
       for (int i = 0; i < S; ++i) {
         Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
-        attention_bias(tr, bias_);
+        const float* bias = bias_.data() + static_cast<std::size_t>(i) * bias_row;
         const float* q = qkv_.data() + static_cast<std::size_t>(i) * 3 * width;
         for (int h = 0; h < c.heads; ++h) {
           float* keys = tr.keys.data() + cache_offset(it, b, h);
@@ -246,7 +249,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
             std::copy_n(q + width + h * dh, dh, keys + static_cast<std::size_t>(W) * dh);
             std::copy_n(q + 2 * width + h * dh, dh, values + static_cast<std::size_t>(W) * dh);
           }
-          k::attend_cached(q + h * dh, keys, values, bias_.data() + static_cast<std::size_t>(h) * (W + 1), W + 1, dh,
+          k::attend_cached(q + h * dh, keys, values, bias + static_cast<std::size_t>(h) * (W + 1), W + 1, dh,
                            scale, attended_.data() + static_cast<std::size_t>(i) * width + h * dh);
         }
       }

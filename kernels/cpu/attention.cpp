@@ -16,35 +16,36 @@ using lanes::float8;
 [[gnu::target_clones("arch=x86-64-v3", "default")]]
 #endif
 void softmax_rows(float* x, int rows, int cols, float scale) {
+  // The last 1-7 columns are padded with -infinity: no effect on the maximum, and
+  // e^-87 (exp_nonpositive's floor, ~1e-38) per padded lane is nothing beside the sum's 1.
   const float lowest = -std::numeric_limits<float>::infinity();
+  const int full = cols - cols % 8, rest = cols % 8;
   for (int r = 0; r < rows; ++r) {
     float* row = x + static_cast<std::size_t>(r) * cols;
     float8 m8 = lanes::splat8(lowest);
-    int j = 0;
-    for (; j + 8 <= cols; j += 8) {
+    for (int j = 0; j < full; j += 8) {
       const float8 v = lanes::load8(row + j);
+      m8 = v > m8 ? v : m8;
+    }
+    if (rest > 0) {
+      const float8 v = lanes::load8_partial(row + full, rest, lowest);
       m8 = v > m8 ? v : m8;
     }
     float best = lowest;
     for (int l = 0; l < 8; ++l) best = std::max(best, m8[l]);
-    for (; j < cols; ++j) best = std::max(best, row[j]);
-    // e^(scale * (x - max)), 8 at a time; the last 1-7 through a padded copy.
     float8 s8 = {};
-    for (j = 0; j + 8 <= cols; j += 8) {
+    for (int j = 0; j < full; j += 8) {
       const float8 e = lanes::exp_nonpositive((lanes::load8(row + j) - best) * scale);
       lanes::store8(row + j, e);
       s8 += e;
     }
-    float total = lanes::sum8(s8);
-    if (j < cols) {
-      float tail[8];
-      std::fill(tail, tail + 8, best);
-      std::copy(row + j, row + cols, tail);
-      const float8 e = lanes::exp_nonpositive((lanes::load8(tail) - best) * scale);
-      for (int l = 0; l < cols - j; ++l) total += (row[j + l] = e[l]);
+    if (rest > 0) {
+      const float8 e = lanes::exp_nonpositive((lanes::load8_partial(row + full, rest, lowest) - best) * scale);
+      lanes::store8_partial(row + full, e, rest);
+      s8 += e;
     }
-    const float inv = 1.f / total;
-    for (j = 0; j < cols; ++j) row[j] *= inv;
+    const float inv = 1.f / lanes::sum8(s8);
+    for (int j = 0; j < cols; ++j) row[j] *= inv;
   }
 }
 

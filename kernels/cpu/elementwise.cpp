@@ -49,10 +49,8 @@ void gelu_inplace(float* x, std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) lanes::store8(x + i, gelu8(lanes::load8(x + i)));
   if (i < n) {  // the last 1-7 values, through the same lanes
-    float tail[8] = {};
-    std::copy(x + i, x + n, tail);
-    lanes::store8(tail, gelu8(lanes::load8(tail)));
-    std::copy(tail, tail + (n - i), x + i);
+    const int rest = static_cast<int>(n - i);
+    lanes::store8_partial(x + i, gelu8(lanes::load8_partial(x + i, rest, 0.f)), rest);
   }
 }
 

@@ -4,6 +4,7 @@
 // address; vectors may alias floats. Private to kernels/cpu.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -24,6 +25,16 @@ using int8 = std::int32_t __attribute__((vector_size(32), aligned(4)));
 }
 
 [[gnu::always_inline]] inline void store8(float* p, float8 v) { std::memcpy(p, &v, sizeof v); }
+
+// The last n < 8 floats of a row: lanes past n hold `fill`; only n are stored.
+[[gnu::always_inline]] inline float8 load8_partial(const float* p, int n, float fill) {
+  float8 v = float8{} + fill;
+  std::memcpy(&v, p, sizeof(float) * static_cast<std::size_t>(n));
+  return v;
+}
+[[gnu::always_inline]] inline void store8_partial(float* p, float8 v, int n) {
+  std::memcpy(p, &v, sizeof(float) * static_cast<std::size_t>(n));
+}
 
 [[gnu::always_inline]] inline float8 splat8(float x) { return float8{} + x; }
 

@@ -87,7 +87,8 @@ class StreamingSession {
   // x_ += the cross-track layer over the S stepped tracks (training/STREAMING.md): in the
   // continuing pass every track attends to all of them; a track at its query frame only to itself.
   void cross_track(const CrossTrackWeights& cw, int S, bool query_step);
-  void attention_bias(const Track& track, std::vector<float>& bias) const;
+  // Writes heads x (window + 1) floats: the track's additive attention bias this frame.
+  void attention_bias(const Track& track, float* bias) const;
   std::size_t cache_offset(int iter, int block, int head) const;
 
   const Network& net_;
@@ -99,7 +100,7 @@ class StreamingSession {
   std::vector<Track> tracks_;
   std::vector<int> free_;
   // Per-step work buffers (rows = tracks stepped).
-  std::vector<float> corr_, hidden1_, hidden2_, token_, x_, h_, normed_, qkv_, attended_, tmp_, mlp_, out_, bias_;
+  std::vector<float> corr_, hidden1_, hidden2_, token_, x_, h_, normed_, qkv_, attended_, tmp_, mlp_, out_, bias_;  // bias_: [S][heads][window + 1]
   std::vector<float> scores_;  // cross-track attention, one head: [S][S]
   std::vector<float> first_corr_;
   StepProfile profile_;

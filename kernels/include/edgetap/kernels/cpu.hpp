@@ -49,7 +49,7 @@ void layer_norm_rows(const float* in, int rows, int width, const float* gamma, c
 // Exact GELU (erf form), in place.
 void gelu_inplace(float* x, std::size_t n);
 
-// Row-wise softmax of scale * x over `cols`, in place (rows of stride cols).
+// Row-wise softmax of scale * x over `cols`, in place (rows of stride cols), scale > 0.
 void softmax_rows(float* x, int rows, int cols, float scale);
 
 // One query against n <= kMaxCachedKeys cached keys: out[dh] = sum_j
