@@ -4,7 +4,8 @@
   python3 training/export.py --ckpt training/checkpoints/edgetap-small.pt --name edgetap-small
 
 writes
-  models/<name>.safetensors   FP32 weights, BatchNorm folded into the convolutions
+  models/<name>.safetensors   FP32 weights (FP16 with --weights-dtype F16, half the size), BatchNorm
+                              folded into the convolutions
   models/<name>.json          architecture, input normalization, op conventions, tensor list, costs
   tests/data/golden/<name>-golden.safetensors   a 10-frame 64x96 procedural clip, 5 queries, the
                               streaming reference's intermediates and outputs (CPU, FP32)
@@ -123,19 +124,37 @@ def make_golden(model, path):
 GOLDEN_LIMIT = 2 * 1024 * 1024
 
 
-def export_model(model, models_dir, golden_dir, name, visible_rule="vis", training=None, vis_threshold=0.5):
+WEIGHTS_DTYPES = {"F32": torch.float32, "F16": torch.float16}
+
+
+def round_weights_(model, dtype):
+    """Rounds the model's floating-point weights to `dtype` in place (kept in FP32), so that
+    the model is exactly what a file storing them in `dtype` holds."""
+    with torch.no_grad():
+        for v in model.state_dict().values():
+            if v.is_floating_point():
+                v.copy_(v.to(dtype).float())
+
+
+def export_model(model, models_dir, golden_dir, name, visible_rule="vis", training=None, vis_threshold=0.5,
+                 weights_dtype="F32"):
     """Writes <models_dir>/<name>.safetensors + .json and <golden_dir>/<name>-golden.safetensors
-    for a model with folded BatchNorm; checks that the written files reproduce the model."""
+    for a model with folded BatchNorm; checks that the written files reproduce the model. With
+    weights_dtype F16 the weights are rounded to FP16 first (the engine computes in FP32 either
+    way), and the golden vectors are those of the rounded network."""
     cfg = model.cfg
     os.makedirs(models_dir, exist_ok=True)
     st_path = os.path.join(models_dir, name + ".safetensors")
     json_path = os.path.join(models_dir, name + ".json")
-    sd = {k: v.float() for k, v in model.state_dict().items()}
+    store = WEIGHTS_DTYPES[weights_dtype]
+    round_weights_(model, store)
+    sd = {k: v.to(store) if v.is_floating_point() else v for k, v in model.state_dict().items()}
     write_safetensors(st_path, sd, {"format": "pt", "version": cfg.version})
     info = {
         "format": "edgetap-weights/1",
         "version": cfg.version,
         "weights": os.path.basename(st_path),
+        "weights_dtype": weights_dtype,
         "config": cfg.to_dict(),
         "input": {"color": "RGB", "range": "0..255", "normalize": f"(v / 255 - {cfg.pixel_mean}) / {cfg.pixel_std}",
                   "size_multiple": cfg.size_multiple, "trained_sizes": [192, 224, 256, 288, 320],
@@ -184,6 +203,9 @@ def main():
                          "applies rule and threshold; a camera's edgetap.visible_threshold overrides it)")
     ap.add_argument("--version", default=None, help="weights version to record (default: the checkpoint's)")
     ap.add_argument("--ema", action="store_true", help="export the checkpoint's averaged weights (train.py --ema)")
+    ap.add_argument("--weights-dtype", default="F32", choices=sorted(WEIGHTS_DTYPES),
+                    help="how the .safetensors stores the weights (F16: half the file; the engine widens them)")
+    ap.add_argument("--gpus", default=None, help='what it was trained on, recorded in the .json (e.g. "1x NVIDIA H200")')
     args = ap.parse_args()
     torch.set_num_threads(2)
     try:
@@ -194,13 +216,15 @@ def main():
         model.cfg.version = args.version
     finals = [r for r in ck.get("log", []) if r.get("final")]
     training = {"steps": ck.get("step"), "train_seconds": round(ck.get("seconds", 0), 1),
-                "clips_seen": ck.get("clips"), "gpus": "2x NVIDIA H200 (data parallel)",
-                "final_val": finals[-1] if finals else None}
+                "clips_seen": ck.get("clips"), "final_val": finals[-1] if finals else None}
+    if args.gpus:
+        training["gpus"] = args.gpus
     if args.ema:
         training["weights"] = f"moving average of the trained weights, decay {ck.get('ema_decay')}"
     if not 0.0 <= args.vis_threshold <= 1.0:
         sys.exit(f"export.py: --vis-threshold {args.vis_threshold}: must be in [0, 1]")
-    export_model(model, args.models, args.golden, args.name, args.visible_rule, training, args.vis_threshold)
+    export_model(model, args.models, args.golden, args.name, args.visible_rule, training, args.vis_threshold,
+                 args.weights_dtype)
 
 
 if __name__ == "__main__":

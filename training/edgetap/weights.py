@@ -13,7 +13,7 @@ import torch
 
 from .model import EdgeTap, EdgeTapConfig
 
-_DT = {np.dtype("float32"): "F32", np.dtype("int64"): "I64", np.dtype("int32"): "I32",
+_DT = {np.dtype("float32"): "F32", np.dtype("float16"): "F16", np.dtype("int64"): "I64", np.dtype("int32"): "I32",
        np.dtype("uint8"): "U8", np.dtype("float64"): "F64"}
 _NP = {v: k for k, v in _DT.items()}
 
@@ -76,7 +76,7 @@ def load_exported_model(st_path, json_path):
     cfg = EdgeTapConfig.from_dict(json.load(open(json_path))["config"])
     m = EdgeTap(cfg).fold_bn_().eval()
     tensors, _ = read_safetensors(st_path)
-    sd = {k: torch.from_numpy(v) for k, v in tensors.items()}
+    sd = {k: torch.from_numpy(v).float() for k, v in tensors.items()}   # F16 files widen exactly
     m.load_state_dict(sd, strict=True)
     return m
 
