@@ -6,10 +6,11 @@
 # SMOKE=1 first runs a few tiny single-GPU steps and the CPU unit tests, and stops on failure.
 # Writes the checkpoint (--ckpt, default training/checkpoints/edgetap-small.pt) and copies it, with the
 # log, to $OUT at every save (mid-chunk too, so a call stopped early still hands back the last one). A
-# copy over 15 MiB (a checkpoint holding averaged weights, --ema, is about 20 MB) is written as parts
-# NAME.part-aa, -ab, ... because the device hands back files of at most 16 MiB (training/edgetap/
-# handback.py); rejoin them with
+# copy over 15 MiB is written as parts NAME.part-aa, -ab, ... because the device hands back at most 8
+# files of at most 16 MiB, 64 MiB together (training/edgetap/handback.py); rejoin them with
 #   cat NAME.part-* > NAME
+# A checkpoint over 56 MiB (L1's with --ema: 86 MB) goes back compacted (FP16 weights and average, no
+# AdamW moments); the full one stays on the device for a warm follow-up call.
 set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-training/.out}

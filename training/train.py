@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, fused_reads, photobanks, synth, synth_options  # noqa: E402
 from edgetap.ema import WeightAverage  # noqa: E402
 from edgetap.grow import new_parameter_names  # noqa: E402
-from edgetap.handback import copy_for_handback  # noqa: E402
+from edgetap.handback import copy_checkpoint_for_handback  # noqa: E402
 from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
 from edgetap.realclips import RealClips  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
@@ -385,11 +385,12 @@ def main():
         return rec
 
     def hand_back():
-        """The checkpoint (in parts if large: handback.py) and the log, copied to --out."""
+        """The checkpoint (in parts if large, compacted if too large: handback.py) and the log,
+        copied to --out."""
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "train_log.jsonl"), "w") as f:
             f.write("\n".join(json.dumps(r) for r in state["log"]) + "\n")
-        return copy_for_handback(args.ckpt, args.out)
+        return copy_checkpoint_for_handback(args.ckpt, args.out)
 
     model.train()
     last_val = time.time()

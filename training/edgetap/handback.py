@@ -1,12 +1,20 @@
-"""Copies of a checkpoint for the trip back from the GPU host, which hands back files of at most
-16 MiB: a larger file goes in parts NAME.part-aa, -ab, ... (the names `split` gives), which
-`cat NAME.part-* > NAME` joins. Written after every save, so that a call stopped before its end
-still hands back the last saved checkpoint."""
+"""Copies of a checkpoint for the trip back from the GPU host, which hands back at most 8 files of
+at most 16 MiB each, 64 MiB together: a larger file goes in parts NAME.part-aa, -ab, ... (the
+names `split` gives), which `cat NAME.part-* > NAME` joins. A checkpoint too large for the trip
+even in parts (one keeping averaged weights beside AdamW's moments: L1's is 86 MB) goes back
+compacted instead. Written after every save, so that a call stopped before its end still hands
+back the last saved checkpoint."""
 import glob
 import os
 import shutil
 
+import torch
+
+from .weights import compact_checkpoint, load_checkpoint
+
 PART_BYTES = 15 * 1024 * 1024
+# What one checkpoint may take of the 64 MiB that come back; the rest is for the logs.
+CHECKPOINT_BYTES = 56 * 1024 * 1024
 
 
 def part_names(n):
@@ -35,3 +43,19 @@ def copy_for_handback(path, out_dir, part_bytes=PART_BYTES):
                 f.write(src.read(part_bytes))
             written.append(part)
     return written
+
+
+def copy_checkpoint_for_handback(path, out_dir, limit=CHECKPOINT_BYTES, part_bytes=PART_BYTES):
+    """copy_for_handback of a training checkpoint. One over `limit` bytes goes back compacted
+    (weights.compact_checkpoint with its averaged weights: FP16, no AdamW moments; a resume from
+    it re-warms the rate), under the same name; the full one stays where it is, for a later call
+    on the same machine. Returns the files written."""
+    if os.path.getsize(path) > limit:
+        folder = os.path.join(os.path.dirname(os.path.abspath(path)), ".handback")
+        os.makedirs(folder, exist_ok=True)
+        compact = os.path.join(folder, os.path.basename(path))
+        torch.save(compact_checkpoint(load_checkpoint(path), keep_ema=True), compact)
+        print(f"handing back {path} compacted: {os.path.getsize(path) / 1e6:.1f} MB -> "
+              f"{os.path.getsize(compact) / 1e6:.1f} MB (no optimizer moments)", flush=True)
+        path = compact
+    return copy_for_handback(path, out_dir, part_bytes)
