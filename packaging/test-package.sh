@@ -112,6 +112,7 @@ check_files "$work/contents.txt" \
   /usr/share/doc/edgetap/copyright /usr/share/doc/edgetap/changelog.gz /usr/share/lintian/overrides/edgetap
 check_files "$work/contents-data.txt" \
   /usr/share/edgetap/models/edgetap-small.safetensors /usr/share/edgetap/models/edgetap-small.json \
+  /usr/share/edgetap/models/edgetap-large.safetensors /usr/share/edgetap/models/edgetap-large.json \
   /usr/share/edgetap/demo/vtest-pedestrians.avi /usr/share/edgetap/demo/README.md \
   /usr/share/doc/edgetap-data/copyright /usr/share/doc/edgetap-data/changelog.gz \
   /usr/share/lintian/overrides/edgetap-data
@@ -271,7 +272,7 @@ if rootdpkg --install "$data_deb" "$deb"; then
   fi
   cmp -s "$R/lib/systemd/system/edgetapd.service" packaging/systemd/edgetapd.service &&
     ok "the installed unit is packaging/systemd/edgetapd.service" || fail "the installed unit differs from packaging/systemd/edgetapd.service"
-  for m in edgetap-small.safetensors edgetap-small.json; do
+  for m in edgetap-small.safetensors edgetap-small.json edgetap-large.safetensors edgetap-large.json; do
     cmp -s "$R/usr/share/edgetap/models/$m" "models/$m" && ok "the installed model file $m is models/$m" ||
       fail "/usr/share/edgetap/models/$m differs from models/$m"
   done

@@ -215,8 +215,11 @@ def main():
     if args.version:
         model.cfg.version = args.version
     finals = [r for r in ck.get("log", []) if r.get("final")]
+    final_val = finals[-1] if finals else None
+    if final_val and not args.ema:   # the average's scores are not the exported weights'
+        final_val = {k: v for k, v in final_val.items() if not k.endswith("_ema")}
     training = {"steps": ck.get("step"), "train_seconds": round(ck.get("seconds", 0), 1),
-                "clips_seen": ck.get("clips"), "final_val": finals[-1] if finals else None}
+                "clips_seen": ck.get("clips"), "final_val": final_val}
     if args.gpus:
         training["gpus"] = args.gpus
     if args.ema:

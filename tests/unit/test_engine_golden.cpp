@@ -1,10 +1,11 @@
 // Parity of the CPU engine with the PyTorch streaming reference: the golden
 // vectors (tests/data/golden, made by training/export.py) hold a 10-frame clip,
 // 5 queries at several frames, encoder features, descriptors, correlations and
-// the outputs of every frame. Two networks: the shipped, trained model, and a
-// tiny random-weight one (training/make_test_model.py) with a 3x3 query
-// neighbourhood and other sizes, so configurations the shipped model does not
-// use are checked too (cross-track layers after both blocks; a stride-2 level).
+// the outputs of every frame. The shipped, trained networks (edgetap-small;
+// edgetap-large, whose file stores FP16 weights), and tiny random-weight ones
+// (training/make_test_model.py) with a 3x3 query neighbourhood and other sizes,
+// so configurations the shipped models do not use are checked too (cross-track
+// layers after both blocks; a stride-2 level).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -133,13 +134,14 @@ TEST_P(Golden, OfflineClipApiGivesTheReferenceOutputs) {
 }
 
 std::string network_name(const ::testing::TestParamInfo<GoldenCase>& param) {
-  const char* const names[] = {"Shipped", "TinyQueryPatch3", "TinyCrossTrack", "TinyStride2Level"};
+  const char* const names[] = {"Shipped", "ShippedLarge", "TinyQueryPatch3", "TinyCrossTrack", "TinyStride2Level"};
   return names[param.index];
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Networks, Golden,
     ::testing::Values(GoldenCase{"/models/edgetap-small", "/tests/data/golden/edgetap-small-golden.safetensors"},
+                      GoldenCase{"/models/edgetap-large", "/tests/data/golden/edgetap-large-golden.safetensors"},
                       GoldenCase{"/tests/data/golden/edgetap-tiny-qp3",
                                  "/tests/data/golden/edgetap-tiny-qp3-golden.safetensors"},
                       GoldenCase{"/tests/data/golden/edgetap-tiny-cross",

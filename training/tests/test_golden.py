@@ -3,6 +3,7 @@ import os
 import sys
 
 import numpy as np
+import pytest
 import torch
 
 HERE = os.path.dirname(__file__)
@@ -11,13 +12,14 @@ from edgetap.engine import StreamingTracker  # noqa: E402
 from edgetap.weights import load_exported_model, read_safetensors  # noqa: E402
 
 ROOT = os.path.join(HERE, "..", "..")
-MODEL = os.path.join(ROOT, "models", "edgetap-small")
-GOLDEN = os.path.join(ROOT, "tests", "data", "golden", "edgetap-small-golden.safetensors")
+SHIPPED = ("edgetap-small", "edgetap-large")
 
 
-def test_golden_parity():
-    m = load_exported_model(MODEL + ".safetensors", MODEL + ".json")
-    g, _ = read_safetensors(GOLDEN)
+@pytest.mark.parametrize("name", SHIPPED)
+def test_golden_parity(name):
+    model = os.path.join(ROOT, "models", name)
+    m = load_exported_model(model + ".safetensors", model + ".json")
+    g, _ = read_safetensors(os.path.join(ROOT, "tests", "data", "golden", name + "-golden.safetensors"))
     tq = torch.from_numpy(g["query_t"])[None]
     pq = torch.from_numpy(g["query_xy"])[None]
     st = StreamingTracker(m, tq, pq)
@@ -47,6 +49,7 @@ def test_metrics_hand_cases():
 
 
 if __name__ == "__main__":
-    test_golden_parity()
+    for shipped in SHIPPED:
+        test_golden_parity(shipped)
     test_metrics_hand_cases()
-    print("2 passed, 0 failed")
+    print(f"{len(SHIPPED) + 1} passed, 0 failed")
