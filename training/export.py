@@ -25,7 +25,8 @@ from edgetap.engine import StreamingTracker  # noqa: E402
 from edgetap.evalsets import VISIBLE_RULES  # noqa: E402
 from edgetap.flops import encoder_flops, frame_flops, state_floats_per_track, track_flops  # noqa: E402
 from edgetap.model import count_params  # noqa: E402
-from edgetap.weights import load_checkpoint_model, load_exported_model, read_safetensors, write_safetensors  # noqa: E402
+from edgetap.weights import (half_if_in_range, load_checkpoint_model, load_exported_model, read_safetensors,  # noqa: E402
+                             write_safetensors)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -124,16 +125,18 @@ def make_golden(model, path):
 GOLDEN_LIMIT = 2 * 1024 * 1024
 
 
-WEIGHTS_DTYPES = {"F32": torch.float32, "F16": torch.float16}
+WEIGHTS_DTYPES = ("F32", "F16")
 
 
-def round_weights_(model, dtype):
-    """Rounds the model's floating-point weights to `dtype` in place (kept in FP32), so that
-    the model is exactly what a file storing them in `dtype` holds."""
-    with torch.no_grad():
-        for v in model.state_dict().values():
-            if v.is_floating_point():
-                v.copy_(v.to(dtype).float())
+def stored_weights(model, weights_dtype):
+    """The tensors the .safetensors holds. F16: each floating-point tensor in FP16 when it fits
+    FP16's range (weights.half_if_in_range; one that does not stays FP32), and the model is
+    rounded in place to exactly what the file holds."""
+    if weights_dtype == "F32":
+        return {k: v.float() for k, v in model.state_dict().items()}
+    sd = {k: half_if_in_range(v) for k, v in model.state_dict().items()}
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in sd.items()})
+    return sd
 
 
 def export_model(model, models_dir, golden_dir, name, visible_rule="vis", training=None, vis_threshold=0.5,
@@ -146,9 +149,7 @@ def export_model(model, models_dir, golden_dir, name, visible_rule="vis", traini
     os.makedirs(models_dir, exist_ok=True)
     st_path = os.path.join(models_dir, name + ".safetensors")
     json_path = os.path.join(models_dir, name + ".json")
-    store = WEIGHTS_DTYPES[weights_dtype]
-    round_weights_(model, store)
-    sd = {k: v.to(store) if v.is_floating_point() else v for k, v in model.state_dict().items()}
+    sd = stored_weights(model, weights_dtype)
     write_safetensors(st_path, sd, {"format": "pt", "version": cfg.version})
     info = {
         "format": "edgetap-weights/1",
@@ -203,7 +204,7 @@ def main():
                          "applies rule and threshold; a camera's edgetap.visible_threshold overrides it)")
     ap.add_argument("--version", default=None, help="weights version to record (default: the checkpoint's)")
     ap.add_argument("--ema", action="store_true", help="export the checkpoint's averaged weights (train.py --ema)")
-    ap.add_argument("--weights-dtype", default="F32", choices=sorted(WEIGHTS_DTYPES),
+    ap.add_argument("--weights-dtype", default="F32", choices=WEIGHTS_DTYPES,
                     help="how the .safetensors stores the weights (F16: half the file; the engine widens them)")
     ap.add_argument("--gpus", default=None, help='what it was trained on, recorded in the .json (e.g. "1x NVIDIA H200")')
     args = ap.parse_args()

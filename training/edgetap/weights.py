@@ -106,7 +106,7 @@ def randomize_weights_(model, gen, scale):
 FP16_MAX = 65504.0
 
 
-def _half_if_in_range(v):
+def half_if_in_range(v):
     """A floating-point tensor as FP16 when every value fits FP16's range, else unchanged."""
     if v.is_floating_point() and v.numel() and v.abs().max().item() < FP16_MAX:
         return v.detach().to(torch.float16).cpu()
@@ -120,11 +120,11 @@ def compact_checkpoint(ck, keep_ema=False):
     counter and schedule entry unchanged. train.py resumes it by re-warming the rate over
     --warmup steps while AdamW rebuilds its moments."""
     out = {k: v for k, v in ck.items() if k not in ("model", "opt", "ema", "ema_decay")}
-    out["model"] = {k: _half_if_in_range(v) for k, v in ck["model"].items()}
+    out["model"] = {k: half_if_in_range(v) for k, v in ck["model"].items()}
     if "opt" in ck:
         out["opt"] = dict(state={}, param_groups=ck["opt"]["param_groups"])
     if keep_ema and "ema" in ck:
-        out["ema"] = {k: _half_if_in_range(v) for k, v in ck["ema"].items()}
+        out["ema"] = {k: half_if_in_range(v) for k, v in ck["ema"].items()}
         out["ema_decay"] = ck["ema_decay"]
     out["compact"] = True
     return out
