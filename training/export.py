@@ -215,16 +215,21 @@ def main():
         sys.exit(f"export.py: {e}")
     if args.version:
         model.cfg.version = args.version
+    # the weights are an average: exported with --ema, or stored as the weights (compact_checkpoint.py
+    # --average-as-weights) and not trained since
+    promoted = ck.get("averaged") or {}
+    averaged = args.ema or promoted.get("step") == ck.get("step")
     finals = [r for r in ck.get("log", []) if r.get("final")]
     final_val = finals[-1] if finals else None
-    if final_val and not args.ema:   # the average's scores are not the exported weights'
+    if final_val and not averaged:   # the average's scores are not the exported weights'
         final_val = {k: v for k, v in final_val.items() if not k.endswith("_ema")}
     training = {"steps": ck.get("step"), "train_seconds": round(ck.get("seconds", 0), 1),
                 "clips_seen": ck.get("clips"), "final_val": final_val}
     if args.gpus:
         training["gpus"] = args.gpus
-    if args.ema:
-        training["weights"] = f"moving average of the trained weights, decay {ck.get('ema_decay')}"
+    if averaged:
+        decay = ck.get("ema_decay") if args.ema else promoted.get("decay")
+        training["weights"] = f"moving average of the trained weights, decay {decay}"
     if not 0.0 <= args.vis_threshold <= 1.0:
         sys.exit(f"export.py: --vis-threshold {args.vis_threshold}: must be in [0, 1]")
     export_model(model, args.models, args.golden, args.name, args.visible_rule, training, args.vis_threshold,

@@ -290,7 +290,8 @@ def main():
         if "ema" in ck and not args.ema:
             sys.exit(f"train.py: {args.ckpt} holds averaged weights (ema decay {ck.get('ema_decay')}); give --ema "
                      "to keep averaging them, or they would be dropped")
-        for k in ("step", "seconds", "total_seconds", "log", "clips", "sched_step", "sched_seconds", "grown_from"):
+        for k in ("step", "seconds", "total_seconds", "log", "clips", "sched_step", "sched_seconds", "grown_from",
+                  "averaged"):
             if k in ck:
                 state[k] = ck[k]
         if args.total_seconds:

@@ -113,14 +113,23 @@ def half_if_in_range(v):
     return v.detach().cpu()
 
 
-def compact_checkpoint(ck, keep_ema=False):
+def compact_checkpoint(ck, keep_ema=False, average_as_weights=False):
     """A training checkpoint small enough to commit and carry: the weights in FP16 (a tensor with
     a value beyond FP16's range stays as it is; integer buffers too), the optimizer's parameter
     groups without its moments, the averaged weights only with keep_ema (also FP16), and every
     counter and schedule entry unchanged. train.py resumes it by re-warming the rate over
-    --warmup steps while AdamW rebuilds its moments."""
+    --warmup steps while AdamW rebuilds its moments.
+    average_as_weights: the averaged weights take the trained weights' place (training resumes
+    from the average, and export.py without --ema writes it); recorded as
+    `averaged = {decay, step}`, which export.py reads while the step is still that one."""
+    if average_as_weights and "ema" not in ck:
+        raise ValueError("no averaged weights in this checkpoint (train.py --ema keeps them)")
+    if average_as_weights and keep_ema:
+        raise ValueError("keep_ema with average_as_weights would store the average twice")
     out = {k: v for k, v in ck.items() if k not in ("model", "opt", "ema", "ema_decay")}
-    out["model"] = {k: half_if_in_range(v) for k, v in ck["model"].items()}
+    out["model"] = {k: half_if_in_range(v) for k, v in ck["ema" if average_as_weights else "model"].items()}
+    if average_as_weights:
+        out["averaged"] = dict(decay=ck["ema_decay"], step=ck["step"])
     if "opt" in ck:
         out["opt"] = dict(state={}, param_groups=ck["opt"]["param_groups"])
     if keep_ema and "ema" in ck:

@@ -59,6 +59,45 @@ def test_compact_keeps_weights_to_fp16_precision_and_drops_the_moments():
     assert ck["model"]["encoder.stem.conv.weight"].dtype == torch.float32 and ck["opt"]["state"]
 
 
+def test_the_average_can_take_the_weights_place():
+    ck = _checkpoint()
+    out = compact_checkpoint(ck, average_as_weights=True)
+    for k, v in ck["ema"].items():
+        if v.is_floating_point() and k != "tracker.h0":
+            assert torch.allclose(out["model"][k].float(), v, rtol=1e-3, atol=1e-7), k
+            assert not torch.allclose(out["model"][k].float(), ck["model"][k], rtol=1e-3, atol=1e-7), k
+    assert "ema" not in out and "ema_decay" not in out
+    assert out["averaged"] == dict(decay=0.998, step=7)
+    with pytest.raises(ValueError, match="twice"):
+        compact_checkpoint(ck, keep_ema=True, average_as_weights=True)
+    with pytest.raises(ValueError, match="no averaged weights"):
+        compact_checkpoint({k: v for k, v in ck.items() if k != "ema"}, average_as_weights=True)
+
+
+def _export_json(ckpt, tmp_path, *extra):
+    out = tmp_path / "export"
+    run = subprocess.run([sys.executable, os.path.join(HERE, "..", "export.py"), "--ckpt", str(ckpt), "--name", "tiny",
+                          "--models", str(out), "--golden", str(out), *extra],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.load(open(out / "tiny.json"))["training"]
+
+
+def test_export_of_a_promoted_average_says_so_until_trained_further(tmp_path):
+    ck = _checkpoint()
+    ck["log"].append(dict(val_AJ=0.5, val_AJ_ema=0.6, step=7, final=True))
+    path = tmp_path / "avg.pt"
+    torch.save(compact_checkpoint(ck, average_as_weights=True), path)
+    training = _export_json(path, tmp_path)
+    assert training["weights"] == "moving average of the trained weights, decay 0.998"
+    assert training["final_val"]["val_AJ_ema"] == 0.6
+    # once trained past the recorded step, the weights are trained ones again
+    later = dict(torch.load(path, map_location="cpu", weights_only=False), step=9)
+    torch.save(later, path)
+    training = _export_json(path, tmp_path)
+    assert "weights" not in training and "val_AJ_ema" not in training["final_val"]
+
+
 def test_the_rate_re_warms_from_the_resumed_step():
     state = dict(step=20, seconds=50.0, total_seconds=100.0, sched_step=0, sched_seconds=0.0)
     full = train.lr_at(state, 1e-3, 10)
