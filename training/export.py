@@ -191,6 +191,16 @@ def export_model(model, models_dir, golden_dir, name, visible_rule="vis", traini
               "(its largest entries: the per-iteration correlations and the finest level's features)", file=sys.stderr)
 
 
+def average_decay(ck, ema):
+    """The decay of the moving average the exported weights are, or None for trained weights: the
+    checkpoint's average (--ema), or an average stored as its weights (compact_checkpoint.py
+    --average-as-weights) and not trained since."""
+    if ema:
+        return ck.get("ema_decay")
+    promoted = ck.get("averaged")
+    return promoted["decay"] if promoted and promoted["step"] == ck.get("step") else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", default=os.path.join(HERE, "checkpoints", "edgetap-small.pt"))
@@ -215,20 +225,16 @@ def main():
         sys.exit(f"export.py: {e}")
     if args.version:
         model.cfg.version = args.version
-    # the weights are an average: exported with --ema, or stored as the weights (compact_checkpoint.py
-    # --average-as-weights) and not trained since
-    promoted = ck.get("averaged") or {}
-    averaged = args.ema or promoted.get("step") == ck.get("step")
+    decay = average_decay(ck, args.ema)
     finals = [r for r in ck.get("log", []) if r.get("final")]
     final_val = finals[-1] if finals else None
-    if final_val and not averaged:   # the average's scores are not the exported weights'
+    if final_val and decay is None:   # the average's scores are not the exported weights'
         final_val = {k: v for k, v in final_val.items() if not k.endswith("_ema")}
     training = {"steps": ck.get("step"), "train_seconds": round(ck.get("seconds", 0), 1),
                 "clips_seen": ck.get("clips"), "final_val": final_val}
     if args.gpus:
         training["gpus"] = args.gpus
-    if averaged:
-        decay = ck.get("ema_decay") if args.ema else promoted.get("decay")
+    if decay is not None:
         training["weights"] = f"moving average of the trained weights, decay {decay}"
     if not 0.0 <= args.vis_threshold <= 1.0:
         sys.exit(f"export.py: --vis-threshold {args.vis_threshold}: must be in [0, 1]")
