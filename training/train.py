@@ -64,6 +64,9 @@ def parse():
                     help="batches per optimizer step (gradient accumulation): K x --batch clips per GPU per step")
     ap.add_argument("--photo-repeat", type=int, default=1,
                     help="draw photo backgrounds K times as often as texture patterns (1: uniformly, rounds 1-18)")
+    ap.add_argument("--blobs", type=int, default=photobanks.N_BLOBS,
+                    help="blob cut-outs made from the training photos, beside the photo cut-outs (the "
+                         "generated evaluation set occludes with blobs only; rounds 1-20: %(default)s)")
     ap.add_argument("--real", default=os.path.join(HERE, ".data", "real"),
                     help="real clips labelled by a teacher (prepare_real.py), for --real-every")
     ap.add_argument("--real-every", type=int, default=0,
@@ -257,6 +260,8 @@ def main():
         sys.exit(f"train.py: --clip-reuse {args.clip_reuse}: must be at least 1")
     if args.photo_repeat < 1:
         sys.exit(f"train.py: --photo-repeat {args.photo_repeat}: must be 1 (uniform draws) or more")
+    if args.blobs < 0:
+        sys.exit(f"train.py: --blobs {args.blobs}: must be 0 or more")
     if args.real_every < 0:
         sys.exit(f"train.py: --real-every {args.real_every}: must be 0 (never) or more")
     if args.accum < 1:
@@ -333,7 +338,8 @@ def main():
     if args.ema and rank == 0:
         ema = WeightAverage(model, args.ema, ck.get("ema") if ck is not None else None)
 
-    banks = photobanks.load_train_banks(args.data, dev, "train", seed=args.seed, photo_repeat=args.photo_repeat)
+    banks = photobanks.load_train_banks(args.data, dev, "train", n_blobs=args.blobs, seed=args.seed,
+                                        photo_repeat=args.photo_repeat)
     real = None
     if args.real_every:
         try:

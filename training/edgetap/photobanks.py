@@ -110,4 +110,6 @@ def make_blob_stamps(photos, n, gen):
         rr = rho * torch.sqrt(torch.cos(th) ** 2 + (torch.sin(th) / aspect) ** 2)
         alpha = ((r * 0.47 * STAMP - rr) / 1.5 + 0.5).clamp(0, 1)
         out.append(torch.cat([rgb, alpha[None] * 255]).round().clamp(0, 255).to(torch.uint8))
+    if not out:
+        return torch.zeros((0, 4, STAMP, STAMP), dtype=torch.uint8, device=dev)
     return torch.stack(out).to(dev)

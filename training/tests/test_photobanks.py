@@ -49,3 +49,18 @@ def test_validation_split_is_disjoint_and_repeats_its_photos_alike(tmp_path):
     assert torch.equal(val.bg[1], val.bg[2])
     assert not any(torch.equal(v, t) for v in val.bg for t in train.bg)
     assert val.stamps.shape[0] == 2 + 1  # stamps 0 and 10, one blob
+
+
+def test_blob_count_sets_the_blobs_and_keeps_the_photo_cut_outs(tmp_path):
+    data = make_data(str(tmp_path))
+    plain = photobanks.load_train_banks(data, "cpu", n_blobs=4)
+    more = photobanks.load_train_banks(data, "cpu", n_blobs=12)
+    none = photobanks.load_train_banks(data, "cpu", n_blobs=0)
+    # 9 training stamps first, then the blobs; the backgrounds do not depend on the count
+    assert more.stamps.shape[0] == 9 + 12 and none.stamps.shape[0] == 9
+    assert torch.equal(more.stamps[:9], plain.stamps[:9]) and torch.equal(none.stamps, plain.stamps[:9])
+    assert torch.equal(more.bg, plain.bg)
+    # a blob is a soft-edged cut-out: opaque at its centre, transparent in the corners
+    alpha = more.stamps[9:, 3].float()
+    c = photobanks.STAMP // 2
+    assert (alpha[:, c, c] == 255).all() and (alpha[:, 0, 0] == 0).all()
