@@ -76,7 +76,9 @@ def parse():
                          "validate it beside the trained weights and save it in the checkpoint (0: off)")
     ap.add_argument("--val-every", type=float, default=150, help="seconds")
     ap.add_argument("--log-every", type=int, default=50)
-    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (smoke tests)")
+    ap.add_argument("--max-steps", type=int, default=0,
+                    help="stop once the step count, the resumed checkpoint's steps included, reaches this "
+                         "(smoke tests; a resumed checkpoint past it trains one step)")
     ap.add_argument("--seed", type=int, default=0)
     add_step_args(ap)
     ap.add_argument("--query-patch", type=int, default=1,
