@@ -406,6 +406,7 @@ def main():
     val_cost = 0.0    # seconds the last mid-chunk validation and save took: reserved for the final one
     acc = {}
     n_acc = 0
+    sizes_seen = {}   # clip size -> batches trained at it since the last log line
     t_loop = time.time()
     stop = torch.zeros(1, device=dev)
     part = 0          # which slice of the synthesized batch's tracks this step trains on
@@ -426,6 +427,8 @@ def main():
                     clip = synthesize(banks, args, S, gen, synth_opt, dev, args.clip_reuse)
                 state["clips"] += args.batch * world
             batch = batch_inputs(clip, part, args.tracks, S, self_init)
+            label = str(S) if isinstance(S, int) else f"{S[0]}x{S[1]}"
+            sizes_seen[label] = sizes_seen.get(label, 0) + 1
             part = (part + 1) % args.clip_reuse
             last = micro == args.accum - 1
             with net.no_sync() if ddp and not last else contextlib.nullcontext():   # all-reduce once
@@ -444,11 +447,11 @@ def main():
         if rank == 0 and state["step"] % args.log_every == 0:
             rec = {k: round(float(v) / n_acc, 4) for k, v in acc.items()}
             rec.update(step=state["step"], sec=round(state["seconds"], 1), lr=round(lr, 6),
-                       size=S if isinstance(S, int) else f"{S[0]}x{S[1]}",
+                       sizes=sizes_seen,
                        ms_per_step=round(1000 * (time.time() - t_loop) / n_acc, 1), clips=state["clips"])
             print(json.dumps(rec), flush=True)
             state["log"].append(rec)
-            acc, n_acc, t_loop = {}, 0, time.time()
+            acc, n_acc, sizes_seen, t_loop = {}, 0, {}, time.time()
         done = (time.time() - t_start + val_cost > args.chunk_seconds) or (args.max_steps and state["step"] >= args.max_steps) \
             or state["seconds"] >= state["total_seconds"]
         if rank == 0 and not done and time.time() - last_val > args.val_every:

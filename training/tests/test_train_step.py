@@ -1,5 +1,6 @@
 """The training step's data path on the CPU: a synthesized batch serving several steps
 (--clip-reuse) and a resumable chunk run with it (needs training/.data from prepare_data.py)."""
+import json
 import os
 import subprocess
 import sys
@@ -63,6 +64,19 @@ def test_a_chunk_with_reused_clips_counts_steps_and_clips(tmp_path):
     assert state["clips"] == 6              # batches synthesized at steps 0, 2 and 4, 2 clips each
     bad = subprocess.run(cmd[:-1] + ["0"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "--clip-reuse 0" in bad.stderr
+
+
+@needs_data
+def test_each_log_line_counts_the_batches_trained_at_each_size(tmp_path):
+    """Sizes are drawn in turn; a log line covering 4 steps at 2 sizes reports 2 batches at each
+    (one size per line would hide the others whenever --log-every is a multiple of their number)."""
+    cmd = [sys.executable, os.path.join(HERE, "..", "train.py"), "--cpu", "--ckpt", str(tmp_path / "ck.pt"),
+           "--batch", "1", "--frames", "6", "--tracks", "16", "--sizes", "64,96x64", "--max-steps", "4",
+           "--val-clips", "1", "--val-frames", "6", "--log-every", "4", "--total-seconds", "100"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    logged = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{"loss"')]
+    assert [rec["sizes"] for rec in logged] == [{"64": 2, "96x64": 2}]
 
 
 def _grown_checkpoint(tmp_path):
