@@ -373,6 +373,7 @@ def main():
                   "starting at the checkpoint's weights"), flush=True)
     gen = torch.Generator().manual_seed(args.seed * 1000003 + state["step"] * 7919 + rank)
     sizes = [synth.parse_clip_size(s) for s in args.sizes.split(",")]
+    size_labels = ["{}x{}".format(*S) if isinstance(S, tuple) else str(S) for S in sizes]   # log keys
     synth_opt = synth_options.options_from_args(args)
 
     def scores(net, seqs):
@@ -420,14 +421,14 @@ def main():
         terms = []
         for micro in range(args.accum):     # --accum K: one step's gradient over K batches
             if part == 0:
-                S = sizes[((step * args.accum + micro) * 2654435761 + args.seed) % len(sizes)]
+                k = ((step * args.accum + micro) * 2654435761 + args.seed) % len(sizes)
+                S, label = sizes[k], size_labels[k]
                 if real is not None and (step * args.accum + micro) % args.real_every == args.real_every - 1:
                     clip = real.sample(args.batch, args.frames, S, args.tracks * args.clip_reuse, gen)
                 else:
                     clip = synthesize(banks, args, S, gen, synth_opt, dev, args.clip_reuse)
                 state["clips"] += args.batch * world
             batch = batch_inputs(clip, part, args.tracks, S, self_init)
-            label = str(S) if isinstance(S, int) else f"{S[0]}x{S[1]}"
             sizes_seen[label] = sizes_seen.get(label, 0) + 1
             part = (part + 1) % args.clip_reuse
             last = micro == args.accum - 1
