@@ -11,9 +11,18 @@
 #   cat NAME.part-* > NAME
 # A checkpoint over 56 MiB (L1's with --ema: 86 MB) goes back compacted (FP16 weights and average, no
 # AdamW moments); the full one stays on the device for a warm follow-up call.
+# The photo bank can travel as one file when the tree and the bank's 731 files no longer fit the
+# carry limit together: pack it here with
+#   mkdir -p training/.work/pack && tar -C training/.data -czf training/.work/pack/train.tar.gz train
+# and carry training/.work/pack (and training/.data/meta.json) instead of training/.data/train; it
+# is unpacked here when training/.data/train is absent.
 set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-training/.out}
+BANK_PACK=training/.work/pack/train.tar.gz
+if [ ! -d training/.data/train ] && [ -f "$BANK_PACK" ]; then
+  mkdir -p training/.data && tar -C training/.data -xzf "$BANK_PACK" || exit 1
+fi
 mkdir -p "$OUT"
 NG=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 # torchrun would set 1 thread per process; round 5's 2-GPU chunks ran with 8 (bench/NOTES.md)

@@ -6,7 +6,7 @@ frames (the tracker is causal, so a prefix scores as the shorter clip would; que
 prefix drop out), and reports the ground-truth speed of visible points and the visible share
 by frame range (CPU, FP32, `vis` rule).
 
-  cd training && python3 diag_length.py [--ckpt CK] [--out results/diag_length.json]
+  cd training && python3 diag_length.py [--ckpt CK [--ema]] [--out results/diag_length.json]
 """
 import argparse
 import json
@@ -54,12 +54,15 @@ def main():
     root = os.path.dirname(here)
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", default=None, help="a training checkpoint instead of the exported weights")
+    ap.add_argument("--ema", action="store_true", help="with --ckpt: its averaged weights (train.py --ema)")
     ap.add_argument("--data", default=os.path.join(here, ".data"))
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.ema and not args.ckpt:
+        raise SystemExit("diag_length: --ema needs --ckpt (exported weights hold one set)")
     torch.set_num_threads(os.cpu_count() or 1)
     dev = torch.device("cpu")
-    model = load_model(os.path.join(root, "models", "edgetap-small.safetensors"), args.ckpt)
+    model = load_model(os.path.join(root, "models", "edgetap-small.safetensors"), args.ckpt, args.ema)
     sets = {"gen (reserved photos)": (photobanks.load_reserved_banks(args.data, dev), evalsets.GEN_EVAL),
             "val photos, 48 frames": (photobanks.load_train_banks(args.data, dev, "val"),
                                       dict(evalsets.VAL, clips=16, frames=48))}
