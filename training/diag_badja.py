@@ -59,7 +59,7 @@ def main():
     args = diag_cli.badja_parser().parse_args()
     pooled = np.zeros((len(AGE_EDGES) + 1, 2), dtype=int)
     ages = []
-    for name, seq, xy in diag_cli.badja_runs(diag_cli.model_of(args), args, "diag_badja"):
+    for name, seq, xy in diag_cli.badja_runs(diag_cli.model_of(args, "diag_badja"), args, "diag_badja"):
         m = evalsets.score_sequence(seq, xy, np.ones_like(seq["gt_vis"]))
         print(f"{name} at {synth.clip_size(args.size)}: PCK@0.2 {m['PCK@0.2']:.3f}")
         print("\n".join(error_rows(seq, xy)))

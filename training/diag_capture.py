@@ -25,7 +25,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from edgetap import evalsets, photobanks, synth, synth_options  # noqa: E402
-from edgetap.weights import load_model  # noqa: E402
+from edgetap.weights import load_model_or_exit  # noqa: E402
 
 BADJA_GRID = 16
 BADJA_BODY_RADIUS = 150.0   # original px: grid points this near the query are taken as the body
@@ -105,7 +105,7 @@ def main():
     synth_options.add_option_args(ap)
     args = ap.parse_args()
     torch.set_num_threads(2)
-    model = load_model(args.weights, args.ckpt, args.ema)
+    model = load_model_or_exit("diag_capture", args.weights, args.ckpt, args.ema)
     if args.badja:
         badja(model, args.eval_root, args.size)
     if args.val:

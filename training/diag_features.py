@@ -118,7 +118,7 @@ def main():
                     help="the descriptor correlated: the query frame's, or the previous frame's at the estimate")
     synth_options.add_option_args(ap)     # with --val: e.g. --turn-prob 1
     args = ap.parse_args()
-    model = diag_cli.model_of(args)
+    model = diag_cli.model_of(args, "diag_features")
     if args.val:
         spec = dict(evalsets.VAL, clips=args.val)
         rows = []

@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, photobanks  # noqa: E402
-from edgetap.weights import load_model  # noqa: E402
+from edgetap.weights import load_model_or_exit  # noqa: E402
 
 PREFIXES = (16, 24, 32, 48)
 RANGES = ((1, 16), (16, 32), (32, 48))
@@ -58,11 +58,10 @@ def main():
     ap.add_argument("--data", default=os.path.join(here, ".data"))
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    if args.ema and not args.ckpt:
-        raise SystemExit("diag_length: --ema needs --ckpt (exported weights hold one set)")
     torch.set_num_threads(os.cpu_count() or 1)
     dev = torch.device("cpu")
-    model = load_model(os.path.join(root, "models", "edgetap-small.safetensors"), args.ckpt, args.ema)
+    model = load_model_or_exit("diag_length", os.path.join(root, "models", "edgetap-small.safetensors"),
+                               args.ckpt, args.ema)
     sets = {"gen (reserved photos)": (photobanks.load_reserved_banks(args.data, dev), evalsets.GEN_EVAL),
             "val photos, 48 frames": (photobanks.load_train_banks(args.data, dev, "val"),
                                       dict(evalsets.VAL, clips=16, frames=48))}

@@ -24,7 +24,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from edgetap import evalsets, photobanks  # noqa: E402
-from edgetap.weights import load_model  # noqa: E402
+from edgetap.weights import load_model_or_exit  # noqa: E402
 
 NEW_IN_ROUND_19 = "debian:mate-backgrounds"
 
@@ -49,7 +49,7 @@ def main():
     ap.add_argument("--rows", default=None, help="comma-separated row numbers (from 1); default all")
     args = ap.parse_args()
     dev = torch.device("cpu")
-    model = load_model(args.weights, args.ckpt, args.ema).to(dev).eval()
+    model = load_model_or_exit("diag_photos", args.weights, args.ckpt, args.ema).to(dev).eval()
     val = photobanks.load_train_banks(args.data, dev, "val")
     reserved = photobanks.load_reserved_banks(args.data, dev)
     val_blobs = photobanks.Banks(val.bg, val.stamps[-photobanks.blob_count("val"):])   # blobs come last

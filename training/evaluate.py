@@ -44,7 +44,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, photobanks, synth, synth_options  # noqa: E402
-from edgetap.weights import load_model  # noqa: E402
+from edgetap.weights import load_model_or_exit  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -138,12 +138,7 @@ def main():
     if args.fp16 and dev.type != "cuda":
         raise SystemExit("evaluate: --fp16 needs a CUDA GPU")
     precision = torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16)
-    if args.ema and not args.ckpt:
-        raise SystemExit("evaluate: --ema needs --ckpt (exported weights hold one set)")
-    try:
-        model = load_model(args.weights, args.ckpt, args.ema)
-    except ValueError as e:
-        raise SystemExit(f"evaluate: {e}")
+    model = load_model_or_exit("evaluate", args.weights, args.ckpt, args.ema)
     if args.ckpt:
         rule, threshold = "vis*conf", 0.5
     else:

@@ -6,7 +6,7 @@ import os
 import torch
 
 from . import evalsets, synth
-from .weights import load_model
+from .weights import load_model_or_exit
 
 TRAINING = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -24,10 +24,10 @@ def badja_parser(description=None):
     return ap
 
 
-def model_of(args):
-    """The network the arguments name, on the CPU with 2 threads."""
+def model_of(args, tool):
+    """The network the arguments name, on the CPU with 2 threads; a bad choice ends `tool`."""
     torch.set_num_threads(2)
-    return load_model(args.weights, args.ckpt, args.ema)
+    return load_model_or_exit(tool, args.weights, args.ckpt, args.ema)
 
 
 def badja_runs(model, args, tool):

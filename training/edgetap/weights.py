@@ -85,9 +85,19 @@ def load_model(weights, ckpt=None, ema=False):
     """The network to evaluate, in eval mode with BatchNorm folded: the training checkpoint
     `ckpt` (its averaged weights with `ema`) when given, else the exported `weights`
     (NAME.safetensors beside NAME.json)."""
+    if ema and not ckpt:
+        raise ValueError("--ema needs --ckpt (exported weights hold one set)")
     if ckpt:
         return load_checkpoint_model(ckpt, ema=ema)[0]
     return load_exported_model(weights, os.path.splitext(weights)[0] + ".json")
+
+
+def load_model_or_exit(tool, weights, ckpt=None, ema=False):
+    """load_model for a command line: a bad choice or file ends `tool` with its message."""
+    try:
+        return load_model(weights, ckpt, ema)
+    except ValueError as e:
+        raise SystemExit(f"{tool}: {e}")
 
 
 @torch.no_grad()
