@@ -16,6 +16,9 @@
 #   mkdir -p training/.work/pack && tar -C training/.data -czf training/.work/pack/train.tar.gz train
 # and carry training/.work/pack (and training/.data/meta.json) instead of training/.data/train; it
 # is unpacked here when training/.data/train is absent.
+# A cold call that resumes a compacted hand-back (carried in training/.work/resume, copied to the
+# --ckpt path by the call's command) needs room: `bash training/travel_light.sh aside` first,
+# `bash training/travel_light.sh back` after.
 set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-training/.out}
