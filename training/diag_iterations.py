@@ -1,0 +1,83 @@
+"""Diagnostic: which stage loses the fast points of the fixed generated evaluation set (reserved
+photos, evalsets.GEN_EVAL). The clips are streamed as the engine runs them; for every visible
+frame after the query it scores the estimate the frame is entered with (the previous frame's
+output) and the estimate after each refinement iteration, by ground-truth speed: the share
+within 2 and 16 px. An entry far off that the iterations pull in is a refinement that works; an
+entry close by that they do not bring within 2 px is refinement precision (CPU, FP32).
+
+  cd training && python3 diag_iterations.py [--weights W | --ckpt CK [--ema]]
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from edgetap import evalsets, photobanks  # noqa: E402
+from edgetap.engine import StreamingTracker  # noqa: E402
+from edgetap.weights import load_model_or_exit  # noqa: E402
+
+SPEED_BINS = ((0, 2), (2, 5), (5, 10), (10, 20), (20, np.inf))
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@torch.no_grad()
+def stream_stages(model, video, tq, pq):
+    """Streams one clip (video [T, 3, S, S] 0..255; tq [N]; pq [N, 2] model pixels) and returns
+    [1 + iters, N, T, 2]: the entry estimate, then the estimate after each iteration."""
+    rec = {}
+    st = StreamingTracker(model, torch.as_tensor(tq)[None], torch.as_tensor(pq).float()[None], record=rec)
+    stages = []
+    for t in range(video.shape[0]):
+        st.step(video[t][None].float())
+        stages.append(torch.stack([rec["p_init"][0]] + rec["iter_xy"])[:, 0])    # [1 + K, N, 2]
+        rec.clear()                                  # the record keeps one frame's tensors at a time
+    return torch.stack(stages, 2).numpy()
+
+
+def stage_shares(errors, speed, scored):
+    """errors [stages, N, T] px; speed [N, T]; scored [N, T] bool -> {(lo, hi): (n, [[<2, <16] per
+    stage])} over the scored point-frames of each speed bin."""
+    out = {}
+    for lo, hi in SPEED_BINS:
+        mask = scored & (speed >= lo) & (speed < hi)
+        e = errors[:, mask]
+        out[(lo, hi)] = (int(mask.sum()), [[float((s < 2).mean()), float((s < 16).mean())] if e.shape[1]
+                                           else [float("nan")] * 2 for s in e])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-large.safetensors"))
+    ap.add_argument("--ckpt", default=None, help="a training checkpoint instead of --weights")
+    ap.add_argument("--ema", action="store_true", help="with --ckpt: its averaged weights")
+    ap.add_argument("--data", default=os.path.join(HERE, ".data"))
+    args = ap.parse_args()
+    torch.set_num_threads(2)
+    model = load_model_or_exit("diag_iterations.py", args.weights, args.ckpt, args.ema)
+    seqs = evalsets.generated_sequences(photobanks.load_reserved_banks(args.data, "cpu"), evalsets.GEN_EVAL, "cpu")
+    errors, speeds, scoreds = [], [], []
+    for s in seqs:
+        if s["video"].shape[-1] != s["W"] or s["video"].shape[-2] != s["H"]:
+            raise SystemExit(f"diag_iterations.py: {s['name']}: frames not at their ground truth's size")
+        gt, vis, tq = s["gt_xy"], s["gt_vis"], s["tq"]
+        T = vis.shape[1]
+        stages = stream_stages(model, s["video"], tq, s["q"])
+        errors.append(np.linalg.norm(stages - gt[None], axis=-1))
+        speed = np.zeros(gt.shape[:2])
+        speed[:, 1:] = np.linalg.norm(np.diff(gt, axis=1), axis=-1)
+        speeds.append(speed)
+        scoreds.append(vis & (np.arange(T)[None] > tq[:, None]))
+    err = np.concatenate(errors, axis=1)
+    table = stage_shares(err, np.concatenate(speeds), np.concatenate(scoreds))
+    names = ["entry"] + [f"iter {k + 1}" for k in range(err.shape[0] - 1)]
+    print("speed px/frame      n   " + "   ".join(f"{n:>13}" for n in names) + "     (<2 px / <16 px)")
+    for (lo, hi), (n, per) in table.items():
+        print(f"  {lo:>4}-{hi:<4} {n:7d}   " + "   ".join(f"{a:.3f} / {b:.3f}" for a, b in per))
+
+
+if __name__ == "__main__":
+    main()
