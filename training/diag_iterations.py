@@ -3,7 +3,9 @@ photos, evalsets.GEN_EVAL). The clips are streamed as the engine runs them; for 
 frame after the query it scores the estimate the frame is entered with (the previous frame's
 output) and the estimate after each refinement iteration, by ground-truth speed: the share
 within 2 and 16 px. An entry far off that the iterations pull in is a refinement that works; an
-entry close by that they do not bring within 2 px is refinement precision (CPU, FP32).
+entry close by that they do not bring within 2 px is refinement precision. It also scores, from
+the same outputs, the entries a constant-velocity extrapolation would give (`entry+0.5v`: the
+previous output plus half its last displacement), which the network was not trained with (CPU, FP32).
 
   cd training && python3 diag_iterations.py [--weights W | --ckpt CK [--ema]]
 """
@@ -20,6 +22,7 @@ from edgetap.engine import StreamingTracker  # noqa: E402
 from edgetap.weights import load_model_or_exit  # noqa: E402
 
 SPEED_BINS = ((0, 2), (2, 5), (5, 10), (10, 20), (20, np.inf))
+EXTRAPOLATIONS = (0.5, 1.0)     # entries at the previous output plus this much of its last step
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -35,6 +38,19 @@ def stream_stages(model, video, tq, pq):
         stages.append(torch.stack([rec["p_init"][0]] + rec["iter_xy"])[:, 0])    # [1 + K, N, 2]
         rec.clear()                                  # the record keeps one frame's tensors at a time
     return torch.stack(stages, 2).numpy()
+
+
+def extrapolated_entries(out, tq, fraction):
+    """What each frame would be entered with at the previous output plus `fraction` of its last
+    displacement: out [N, T, 2] the streamed outputs, tq [N] -> [N, T, 2]. A track's first frame
+    after its query has no displacement yet and is entered at the query point, as now."""
+    ext = np.empty_like(out)
+    ext[:, 0] = out[:, 0]
+    ext[:, 1:] = out[:, :-1]
+    step = np.zeros_like(out)
+    step[:, 2:] = out[:, 1:-1] - out[:, :-2]
+    moving = np.arange(out.shape[1])[None] >= tq[:, None] + 2
+    return ext + fraction * np.where(moving[..., None], step, 0.0)
 
 
 def stage_shares(errors, speed, scored):
@@ -66,14 +82,16 @@ def main():
         gt, vis, tq = s["gt_xy"], s["gt_vis"], s["tq"]
         T = vis.shape[1]
         stages = stream_stages(model, s["video"], tq, s["q"])
-        errors.append(np.linalg.norm(stages - gt[None], axis=-1))
+        ext = [extrapolated_entries(stages[-1], tq, f) for f in EXTRAPOLATIONS]
+        errors.append(np.linalg.norm(np.concatenate([stages, np.stack(ext)]) - gt[None], axis=-1))
         speed = np.zeros(gt.shape[:2])
         speed[:, 1:] = np.linalg.norm(np.diff(gt, axis=1), axis=-1)
         speeds.append(speed)
         scoreds.append(vis & (np.arange(T)[None] > tq[:, None]))
     err = np.concatenate(errors, axis=1)
     table = stage_shares(err, np.concatenate(speeds), np.concatenate(scoreds))
-    names = ["entry"] + [f"iter {k + 1}" for k in range(err.shape[0] - 1)]
+    iters = err.shape[0] - 1 - len(EXTRAPOLATIONS)
+    names = ["entry"] + [f"iter {k + 1}" for k in range(iters)] + [f"entry+{f}v" for f in EXTRAPOLATIONS]
     print("speed px/frame      n   " + "   ".join(f"{n:>13}" for n in names) + "     (<2 px / <16 px)")
     for (lo, hi), (n, per) in table.items():
         print(f"  {lo:>4}-{hi:<4} {n:7d}   " + "   ".join(f"{a:.3f} / {b:.3f}" for a, b in per))

@@ -42,3 +42,13 @@ def test_stage_shares_count_each_speed_bin():
     assert table[(20, np.inf)] == (1, [[1.0, 1.0], [0.0, 0.0]])
     n, per = table[(2, 5)]
     assert n == 0 and all(np.isnan(v) for s in per for v in s)
+
+
+def test_extrapolated_entries_add_the_last_step_once_a_track_has_one():
+    out = np.zeros((2, 5, 2))
+    out[:, :, 0] = [[0, 0, 2, 5, 9], [7, 7, 7, 8, 10]]                 # x per frame
+    tq = np.array([0, 2])
+    ext = diag_iterations.extrapolated_entries(out, tq, 0.5)
+    assert ext[0, :, 0].tolist() == [0, 0, 0, 2 + 0.5 * 2, 5 + 0.5 * 3]   # from frame tq + 2 on
+    assert ext[1, :, 0].tolist() == [7, 7, 7, 7, 8 + 0.5 * 1]
+    np.testing.assert_array_equal(diag_iterations.extrapolated_entries(out, tq, 0.0)[:, 1:], out[:, :-1])
