@@ -45,6 +45,15 @@ def after_occlusion(vis, tq):
     return out
 
 
+def scored_and_speed(gt, vis, tq):
+    """gt [N, T, 2], vis [N, T], tq [N] -> the scored point-frames (visible, after the query) and
+    the ground-truth speed in px per frame (0 at frame 0), each [N, T]."""
+    scored = vis & (np.arange(vis.shape[1])[None] > tq[:, None])
+    speed = np.zeros(gt.shape[:2])
+    speed[:, 1:] = np.linalg.norm(np.diff(gt, axis=1), axis=-1)
+    return scored, speed
+
+
 def shares(err, mask):
     n = int(mask.sum())
     return f"n {n:6d}  <2 px {(err[mask] < 2).mean():.3f}  <16 px {(err[mask] < 16).mean():.3f}" if n else f"n {n:6d}"
@@ -65,10 +74,8 @@ def main():
             xy, _, _ = evalsets.run_tracker(m, s, "cpu")
         gt, vis, tq = s["gt_xy"], s["gt_vis"], s["tq"]
         T = vis.shape[1]
-        scored = vis & (np.arange(T)[None] > tq[:, None])
+        scored, speed = scored_and_speed(gt, vis, tq)
         err = np.linalg.norm(xy - gt, axis=-1)
-        speed = np.zeros_like(err)
-        speed[:, 1:] = np.linalg.norm(np.diff(gt, axis=1), axis=-1)
         tex = local_texture(s["video"], gt)
         print(f"{s['name']}   {np.median(speed[scored]):20.1f}   {np.median(tex[scored]):14.2f}   "
               f"{(err[scored] < 2).mean():.3f}   {(err[scored] < 16).mean():.3f}")

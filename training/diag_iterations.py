@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import evalsets, photobanks  # noqa: E402
 from edgetap.engine import StreamingTracker  # noqa: E402
 from edgetap.weights import load_model_or_exit  # noqa: E402
+from diag_generated import scored_and_speed  # noqa: E402
 
 SPEED_BINS = ((0, 2), (2, 5), (5, 10), (10, 20), (20, np.inf))
 EXTRAPOLATIONS = (0.5, 1.0)     # entries at the previous output plus this much of its last step
@@ -80,14 +81,12 @@ def main():
         if s["video"].shape[-1] != s["W"] or s["video"].shape[-2] != s["H"]:
             raise SystemExit(f"diag_iterations.py: {s['name']}: frames not at their ground truth's size")
         gt, vis, tq = s["gt_xy"], s["gt_vis"], s["tq"]
-        T = vis.shape[1]
         stages = stream_stages(model, s["video"], tq, s["q"])
         ext = [extrapolated_entries(stages[-1], tq, f) for f in EXTRAPOLATIONS]
         errors.append(np.linalg.norm(np.concatenate([stages, np.stack(ext)]) - gt[None], axis=-1))
-        speed = np.zeros(gt.shape[:2])
-        speed[:, 1:] = np.linalg.norm(np.diff(gt, axis=1), axis=-1)
+        scored, speed = scored_and_speed(gt, vis, tq)
         speeds.append(speed)
-        scoreds.append(vis & (np.arange(T)[None] > tq[:, None]))
+        scoreds.append(scored)
     err = np.concatenate(errors, axis=1)
     table = stage_shares(err, np.concatenate(speeds), np.concatenate(scoreds))
     iters = err.shape[0] - 1 - len(EXTRAPOLATIONS)
