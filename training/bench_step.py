@@ -94,7 +94,7 @@ def main():
             clip, ms_synth = timed(lambda: train.synthesize(banks, step_args, args.size, gen, synth_opt, dev,
                                                             args.clip_reuse), dev)
         batch, ms_inputs = timed(lambda: train.batch_inputs(clip, part, args.tracks, args.size,
-                                                            args.self_init), dev)
+                                                            args.self_init, model.cfg.entry_velocity), dev)
         _, ms_fb = timed(lambda: train.forward_backward(model, opt, batch, amp), dev)
         _, ms_opt = timed(lambda: train.optimizer_step(model, opt), dev)
         return ms_synth + ms_inputs, ms_fb, ms_opt

@@ -86,6 +86,9 @@ def parse():
     ap.add_argument("--config", type=json.loads, default=None,
                     help="new checkpoint only: a JSON object of network hyper-parameters (EdgeTapConfig fields) "
                          "replacing the defaults, e.g. '{\"width\": 256, \"blocks\": 4}'")
+    ap.add_argument("--entry-velocity", type=float, default=None,
+                    help="set the network's entry_velocity (new or resumed checkpoint; kept in it): each frame "
+                         "is entered with the previous output plus this much of its last displacement")
     ap.add_argument("--val-clips", type=int, default=evalsets.VAL["clips"])
     ap.add_argument("--val-frames", type=int, default=evalsets.VAL["frames"])
     ap.add_argument("--val-long", action="store_true",
@@ -201,7 +204,7 @@ def synthesize(banks, args, S, gen, synth_opt, dev, reuse=1):
     return clip
 
 
-def batch_inputs(clip, part, n_tracks, S, self_init):
+def batch_inputs(clip, part, n_tracks, S, self_init, entry_velocity=0.0):
     """One step's inputs from the part-th slice of n_tracks tracks of a synthesized batch: query
     points, entering estimates, and which tracks enter with their own streamed estimate (a
     `self_init` fraction)."""
@@ -210,13 +213,8 @@ def batch_inputs(clip, part, n_tracks, S, self_init):
     return dict(
         video=clip["video"], tracks=tracks, vis=vis, tq=tq, known=clip["known"][:, sl] if "known" in clip else None,
         pq=torch.gather(tracks, 2, tq[:, :, None, None].expand(-1, -1, 1, 2))[:, :, 0],
-        p_init=noisy_init(tracks, tq, synth.equivalent_side(S)),
+        p_init=noisy_init(tracks, tq, synth.equivalent_side(S), velocity=entry_velocity),
         self_mask=(torch.rand(tq.shape, device=tq.device) < self_init) if self_init > 0 else None)
-
-
-def make_batch(banks, args, S, gen, synth_opt, dev, self_init):
-    """One step's clips (args.batch x args.frames at S px, args.tracks tracks) and the network's inputs."""
-    return batch_inputs(synthesize(banks, args, S, gen, synth_opt, dev), 0, args.tracks, S, self_init)
 
 
 def forward_backward(net, opt, b, amp, scale=1.0, accumulate=False):
@@ -308,6 +306,8 @@ def main():
                          total_seconds=state["seconds"] + args.new_schedule)
     else:
         cfg = new_config(args)
+    if args.entry_velocity is not None:
+        cfg = cfg.replaced({"entry_velocity": args.entry_velocity})
     model = EdgeTap(cfg).to(dev)
     if ck is not None:
         model.load_state_dict(ck["model"])
@@ -428,7 +428,7 @@ def main():
                 else:
                     clip = synthesize(banks, args, S, gen, synth_opt, dev, args.clip_reuse)
                 state["clips"] += args.batch * world
-            batch = batch_inputs(clip, part, args.tracks, S, self_init)
+            batch = batch_inputs(clip, part, args.tracks, S, self_init, cfg.entry_velocity)
             sizes_seen[label] = sizes_seen.get(label, 0) + 1
             part = (part + 1) % args.clip_reuse
             last = micro == args.accum - 1

@@ -1,7 +1,8 @@
 """Streaming reference: one frame in, one estimate per track out (training/STREAMING.md).
 
 State per track: query frame tq, query point pq, query descriptors (query_patch^2 D-vectors per level),
-last position, and per (iteration, block) the keys/values of the frames in its causal window
+its last two outputs (the entering estimate is the last plus cfg.entry_velocity times their
+difference), and per (iteration, block) the keys/values of the frames in its causal window
 plus those of its anchor (query) frame. State per stream: a ring of the last W frame indices.
 No past frame or feature map is kept: the correlation only ever touches the current frame.
 
@@ -32,6 +33,7 @@ class StreamingTracker:
         self.frame = torch.arange(B, device=dev)[:, None].expand(B, N)     # which map each track reads
         self.desc = torch.zeros(B, N, L, cfg.query_patch ** 2, cfg.feat_dim, device=dev)
         self.p_last = self.pq.clone()
+        self.p_prev = self.pq.clone()       # the output before p_last (pq until two frames have passed)
         W, K, nb, h = cfg.window, cfg.iters, cfg.blocks, cfg.heads
         dh = cfg.width // h
         # keys/values: [K, blocks, B*N, heads, W+1, dh]; slot W holds the anchor (query) frame
@@ -48,9 +50,18 @@ class StreamingTracker:
         self.tq.copy_(tq)
         self.pq.copy_(pq)
         self.p_last.copy_(self.pq)
+        self.p_prev.copy_(self.pq)
         for buf in (self.desc, self.kc, self.vc, self.t):
             buf.zero_()
         self.slot_frame.fill_(-1)
+
+    def entry(self):
+        """[B, N, 2] the estimate the next frame enters with: the last output extrapolated by
+        cfg.entry_velocity of its last displacement (the query point until the query frame)."""
+        v = self.cfg.entry_velocity
+        if v == 0:
+            return self.p_last.clone()
+        return self.p_last + v * (self.p_last - self.p_prev)
 
     def window_corr(self, tables, p):
         """Correlation of each track's descriptors with a (2r+1)^2 window around p at each level,
@@ -109,7 +120,7 @@ class StreamingTracker:
         slot = (t % cfg.window).reshape(1)
         self.slot_frame.index_copy_(0, slot, t.reshape(1))
         bias = self._bias()
-        p = torch.where(is_q[..., None], self.pq, self.p_last)
+        p = torch.where(is_q[..., None], self.pq, self.entry())
         h = tr.h0.expand(B * N, cfg.width)
         rec = self.record
         if rec is not None:
@@ -133,6 +144,7 @@ class StreamingTracker:
                 rec.setdefault("hidden", []).append(x.reshape(B, N, -1).clone())
                 rec.setdefault("iter_xy", []).append(p.clone())
         active = self.tq <= t
+        self.p_prev.copy_(torch.where(active[..., None], self.p_last, self.p_prev))
         self.p_last.copy_(torch.where(active[..., None], p, self.p_last))
         vis_p = torch.where(is_q, torch.ones_like(vis), torch.sigmoid(vis))
         conf_p = torch.where(is_q, torch.ones_like(conf), torch.sigmoid(conf))
@@ -157,8 +169,9 @@ def track_clip(model, video, tq, pq, chunk=None):
 
 @torch.no_grad()
 def streaming_entries(model, feats, tq, pq):
-    """The estimate each frame is entered with when the clip is streamed (the previous frame's
-    output; the query point up to the query frame). feats: encoder levels of all frames, each
+    """The estimate each frame is entered with when the clip is streamed (StreamingTracker.entry:
+    the previous frame's output, extrapolated by cfg.entry_velocity; the query point up to the
+    query frame). feats: encoder levels of all frames, each
     [B*T, D, h, w] (frames of a clip consecutive); tq [B, N]; pq [B, N, 2] -> [B, N, T, 2].
     Training enters tracks with these so that it sees the errors streaming makes."""
     B = tq.shape[0]
@@ -167,6 +180,6 @@ def streaming_entries(model, feats, tq, pq):
     st = StreamingTracker(model, tq, pq)
     entries = []
     for t in range(T):
-        entries.append(st.p_last.clone())       # pq until the track's query frame has passed
+        entries.append(st.entry())       # pq until the track's query frame has passed
         st.step_features([f[:, t] for f in per_clip])
     return torch.stack(entries, 2)

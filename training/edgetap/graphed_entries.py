@@ -38,7 +38,7 @@ class EntriesGraph:
         st.restart(tq, pq)
         out = []
         for t in range(per_clip[0].shape[1]):
-            out.append(st.p_last.clone())
+            out.append(st.entry())
             for buf, level in zip(self.frame, per_clip):
                 buf.copy_(level[:, t])
             self.graph.replay()

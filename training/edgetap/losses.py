@@ -3,9 +3,11 @@ import torch
 import torch.nn.functional as F
 
 
-def noisy_init(tracks, tq, S, drift=True):
+def noisy_init(tracks, tq, S, drift=True, velocity=0.0):
     """Entering estimate of frame t (the streaming engine enters frame t with its own estimate of
-    t-1): ground truth of frame t-1 plus an error drawn per track from three kinds, in 256-scaled px:
+    t-1, extrapolated by `velocity` of its last displacement, EdgeTapConfig.entry_velocity):
+    ground truth of frame t-1 (plus `velocity` times its step from t-2, from frame tq+2 on) plus
+    an error drawn per track from three kinds, in 256-scaled px:
       * i.i.d. jitter (sigma 0.3-2.7 px) on every frame;
       * a constant offset (0-8 px), as when an estimate has settled on a wrong neighbour;
       * a random walk starting at frame tq+2 (0.2-2 px per frame, capped at 24 px), as when the
@@ -15,6 +17,9 @@ def noisy_init(tracks, tq, S, drift=True):
     dev = tracks.device
     sc = S / 256.0
     prev = torch.cat([tracks[:, :, :1], tracks[:, :, :-1]], dim=2)
+    if velocity:
+        prev2 = torch.cat([prev[:, :, :1], prev[:, :, :-1]], dim=2)
+        prev = prev + velocity * (prev - prev2)
     sigma = torch.exp(torch.empty(B, N, 1, 1, device=dev).uniform_(-1.2, 1.0)) * sc
     noise = torch.randn(B, N, T, 2, device=dev) * sigma
     big = (torch.rand(B, N, T, 1, device=dev) < 0.04).float()

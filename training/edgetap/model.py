@@ -42,6 +42,8 @@ class EdgeTapConfig:
     window: int = 8               # causal window W: the current frame and W-1 before it (+ the anchor)
     cross_after: tuple = ()       # temporal blocks followed by a cross-track attention layer (the
                                   # tracks of a clip, same frame); () in edgetap-v1..v4
+    entry_velocity: float = 0.0   # a frame's entering estimate: the previous output plus this much of
+                                  # its last displacement (0, the previous output, in the models before round 24)
     n_freq: int = 4               # Fourier frequencies of the displacement encoding
     disp_scale: float = 64.0      # displacement (pixels) is divided by this before encoding
     corr_hidden: int = 128

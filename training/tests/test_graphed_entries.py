@@ -11,13 +11,17 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from edgetap.engine import StreamingTracker, streaming_entries  # noqa: E402
 from make_test_model import TINY_CROSS, random_model  # noqa: E402
 
+# the tiny cross-track network, and the same entering frames at its extrapolated estimate
+MOVING = TINY_CROSS.replaced({"entry_velocity": 1.0})
+
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
-def test_a_restarted_sync_free_tracker_steps_as_a_fresh_one():
+@pytest.mark.parametrize("cfg", [TINY_CROSS, MOVING], ids=["previous-output", "extrapolated"])
+def test_a_restarted_sync_free_tracker_steps_as_a_fresh_one(cfg):
     """What the graph relies on, on the CPU: a sync-free tracker that already streamed one clip
     and is restarted with new tracks gives, frame by frame, exactly a fresh tracker's output."""
-    model = random_model(TINY_CROSS, seed=6)
+    model = random_model(cfg, seed=6)
     B, T, N, S = 2, 6, 7, 64
     gen = torch.Generator().manual_seed(4)
     with torch.no_grad():
@@ -68,9 +72,10 @@ def _clip(model, B, T, N, S, seed):
 
 @needs_gpu
 @pytest.mark.parametrize("autocast", [False, True])
-def test_graph_replays_match_the_eager_pass(autocast):
+@pytest.mark.parametrize("cfg", [TINY_CROSS, MOVING], ids=["previous-output", "extrapolated"])
+def test_graph_replays_match_the_eager_pass(autocast, cfg):
     from edgetap.graphed_entries import graphed_streaming_entries
-    model = random_model(TINY_CROSS, seed=6).cuda()
+    model = random_model(cfg, seed=6).cuda()
     tol = 1e-3 if not autocast else 0.05
 
     def both(feats, tq, pq):
@@ -94,10 +99,12 @@ def test_graph_replays_match_the_eager_pass(autocast):
 
 
 if __name__ == "__main__":     # the GPU host may have no pytest
-    test_a_restarted_sync_free_tracker_steps_as_a_fresh_one()
+    for cfg in (TINY_CROSS, MOVING):
+        test_a_restarted_sync_free_tracker_steps_as_a_fresh_one(cfg)
     test_the_streaming_pass_runs_under_bf16_autocast()
     if not torch.cuda.is_available():
-        sys.exit("2 passed; the graph tests skipped: needs a CUDA GPU")
-    for autocast in (False, True):
-        test_graph_replays_match_the_eager_pass(autocast)
-    print("4 passed, 0 failed")
+        sys.exit("3 passed; the graph tests skipped: needs a CUDA GPU")
+    for cfg in (TINY_CROSS, MOVING):
+        for autocast in (False, True):
+            test_graph_replays_match_the_eager_pass(autocast, cfg)
+    print("7 passed, 0 failed")

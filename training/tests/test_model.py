@@ -16,9 +16,9 @@ from edgetap.model import CrossTrack, EdgeTap, EdgeTapConfig, upsample2  # noqa:
 from edgetap.weights import randomize_weights_  # noqa: E402
 
 
-def _small_model(seed=0, query_patch=1, cross_after=(), strides=(4, 8, 16, 32)):
+def _small_model(seed=0, query_patch=1, cross_after=(), strides=(4, 8, 16, 32), entry_velocity=0.0):
     cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=query_patch, cross_after=cross_after,
-                        strides=strides)
+                        strides=strides, entry_velocity=entry_velocity)
     m = EdgeTap(cfg).eval()
     randomize_weights_(m, torch.Generator().manual_seed(seed), 0.2)
     return m
@@ -56,11 +56,12 @@ def test_streaming_equals_parallel(query_patch, cross_after, strides):
     assert ierr < 1e-3, ierr
 
 
-def test_streaming_entries_make_the_parallel_forward_stream():
+@pytest.mark.parametrize("entry_velocity", [0.0, 1.0])
+def test_streaming_entries_make_the_parallel_forward_stream(entry_velocity):
     """Training's entering estimates (engine.streaming_entries over precomputed features) are
     the ones streaming uses, so forward_parallel given them reproduces the streamed outputs."""
     torch.manual_seed(1)
-    m = _small_model(seed=3)
+    m = _small_model(seed=3, entry_velocity=entry_velocity)
     B, T, N, S = 2, 6, 4, 64
     video = torch.rand(B, T, 3, S, S) * 255
     tq = torch.tensor([[0, 1, 3, 5], [2, 0, 0, 4]])
@@ -74,6 +75,31 @@ def test_streaming_entries_make_the_parallel_forward_stream():
     valid = torch.arange(T)[None, None, :] >= tq[:, :, None]
     assert (entries - torch.stack(st.record["p_init"], 2)).norm(dim=-1)[valid].max().item() < 1e-4
     assert (ps[-1] - xy_s).norm(dim=-1)[valid].max().item() < 1e-3
+
+
+def test_entry_velocity_extrapolates_the_last_two_outputs():
+    """With entry_velocity v a frame enters at out[t-1] + v (out[t-1] - out[t-2]); the frame after
+    the query enters at the query point (no displacement yet); before it, the query point."""
+    torch.manual_seed(2)
+    v = 0.75
+    m = _small_model(seed=5, entry_velocity=v)
+    B, T, N, S = 1, 6, 3, 64
+    video = torch.rand(B, T, 3, S, S) * 255
+    tq = torch.tensor([[0, 2, 3]])
+    pq = torch.rand(B, N, 2) * (S - 1)
+    st = StreamingTracker(m, tq, pq, record={})
+    out = torch.stack([st.step(video[:, t])[0] for t in range(T)], 2)      # [B, N, T, 2]
+    entries = torch.stack(st.record["p_init"], 2)
+    for n in range(N):
+        q = int(tq[0, n])
+        for t in range(T):
+            if t <= q + 1:
+                want = pq[0, n]
+            else:
+                want = out[0, n, t - 1] + v * (out[0, n, t - 1] - out[0, n, t - 2])
+            assert torch.allclose(entries[0, n, t], want, atol=1e-5), (n, t)
+    moved = (out[0, 0, 1] - out[0, 0, 0]).norm()
+    assert moved > 1e-3       # the extrapolation is exercised, not a zero displacement
 
 
 def test_cross_track_layer_sees_only_started_tracks():
