@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <sstream>
 
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/kernels/cpu.hpp"
@@ -39,6 +40,21 @@ void read_visible_rule(const nlohmann::json& j, const std::string& path, ModelCo
       throw ModelError(path + ": vis_threshold must be in [0, 1]");
     }
   }
+}
+
+// "entry_velocity" beside the hyper-parameters; absent in files before round 24: 0.
+void read_entry_velocity(const nlohmann::json& m, const std::string& path, ModelConfig& c) {
+  if (!m.contains("entry_velocity")) return;
+  if (!m["entry_velocity"].is_number()) {
+    throw ModelError(path + ": key 'entry_velocity' must be a number, got " + m["entry_velocity"].dump());
+  }
+  const double v = m["entry_velocity"].get<double>();
+  if (!(v >= 0.0 && v <= 2.0)) {  // also a NaN (JSON has none, but the check should not rely on it)
+    std::ostringstream shown;
+    shown << v;
+    throw ModelError(path + ": entry_velocity " + shown.str() + " must be in [0, 2]");
+  }
+  c.entry_velocity = static_cast<float>(v);
 }
 
 }  // namespace
@@ -89,6 +105,7 @@ ModelConfig load_model_config(const std::string& path) {
       c.cross_after.push_back(b.get<int>());
     }
   }
+  read_entry_velocity(m, path, c);
   read_visible_rule(j, path, c);
   if (c.strides != std::vector<int>{4, 8, 16, 32} && c.strides != std::vector<int>{2, 4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32] and [2, 4, 8, 16, 32]");

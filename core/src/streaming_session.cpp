@@ -106,7 +106,7 @@ std::vector<int> StreamingSession::add_tracks(std::span<const Point2> points) {
     Track& track = tracks_[static_cast<std::size_t>(handle)];
     track.alive = true;
     track.query_frame = t_;
-    track.query = track.position = p;
+    track.query = track.position = track.previous = p;
     // A query_patch^2 neighbourhood of descriptors per level, offsets in level cells,
     // row-major (dy outer); one descriptor at the point itself when query_patch is 1.
     const int qc = c.query_cells(), half = c.query_patch / 2;
@@ -180,9 +180,13 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
   p_.resize(rows);
   const std::size_t bias_row = static_cast<std::size_t>(c.heads) * (W + 1);  // a track's attention bias
   bias_.resize(rows * bias_row);
+  const float v = c.entry_velocity;
   for (int i = 0; i < S; ++i) {
     const Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
-    p_[i] = query_step ? tr.query : tr.position;
+    // The entry: the last output, extrapolated by entry_velocity of its last displacement.
+    p_[i] = query_step ? tr.query
+                       : Point2{tr.position.x + v * (tr.position.x - tr.previous.x),
+                                tr.position.y + v * (tr.position.y - tr.previous.y)};
     std::copy(w.h0.begin(), w.h0.end(), h_.begin() + static_cast<std::ptrdiff_t>(i) * width);
     attention_bias(tr, bias_.data() + static_cast<std::size_t>(i) * bias_row);  // the same for every iteration and block
   }
@@ -273,6 +277,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
   }
   for (int i = 0; i < S; ++i) {
     Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
+    tr.previous = tr.position;
     tr.position = p_[i];
     tr.estimate.x = p_[i].x;
     tr.estimate.y = p_[i].y;

@@ -133,6 +133,30 @@ TEST_F(EngineFixture, CrossTrackLayersAreCheckedAgainstBlocksAndWeights) {
   EXPECT_NE(error.find("missing tensor 'tracker.cross.0.ln.weight'"), std::string::npos) << error;
 }
 
+TEST_F(EngineFixture, EntryVelocityIsReadAndCheckedWithTheFile) {
+  EXPECT_FLOAT_EQ(network->config.entry_velocity, 0.f);  // absent: the previous output
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["entry_velocity"] = 0.5;
+  std::ofstream(files.config_path) << config.dump();
+  EXPECT_FLOAT_EQ(engine::load_model_config(files.config_path).entry_velocity, 0.5f);
+  config["entry_velocity"] = "0.5";
+  std::ofstream(files.config_path) << config.dump();
+  std::string error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": key 'entry_velocity' must be a number"), std::string::npos) << error;
+  config["entry_velocity"] = 2.5;
+  std::ofstream(files.config_path) << config.dump();
+  error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": entry_velocity 2.5 must be in [0, 2]"), std::string::npos) << error;
+  config["entry_velocity"] = -0.1;
+  std::ofstream(files.config_path) << config.dump();
+  error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": entry_velocity -0.1 must be in [0, 2]"), std::string::npos) << error;
+  config["entry_velocity"] = 1e300;  // a double, infinite as a float
+  std::ofstream(files.config_path) << config.dump();
+  error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": entry_velocity 1e+300 must be in [0, 2]"), std::string::npos) << error;
+}
+
 TEST_F(EngineFixture, QueryStepReturnsTheQueryAndStreamingIsDeterministic) {
   engine::StreamingSession a(*network), b(*network);
   const auto f0 = test::crop_frame(texture, 0, 0, 96, 64, 0);

@@ -5,7 +5,8 @@
 // edgetap-large, whose file stores FP16 weights), and tiny random-weight ones
 // (training/make_test_model.py) with a 3x3 query neighbourhood and other sizes,
 // so configurations the shipped models do not use are checked too (cross-track
-// layers after both blocks; a stride-2 level).
+// layers after both blocks; a stride-2 level; frames entered at the previous
+// output plus half its last displacement, entry_velocity 0.5).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -134,7 +135,8 @@ TEST_P(Golden, OfflineClipApiGivesTheReferenceOutputs) {
 }
 
 std::string network_name(const ::testing::TestParamInfo<GoldenCase>& param) {
-  const char* const names[] = {"Shipped", "ShippedLarge", "TinyQueryPatch3", "TinyCrossTrack", "TinyStride2Level"};
+  const char* const names[] = {"Shipped", "ShippedLarge", "TinyQueryPatch3", "TinyCrossTrack", "TinyStride2Level",
+                               "TinyEntryVelocity"};
   return names[param.index];
 }
 
@@ -147,5 +149,7 @@ INSTANTIATE_TEST_SUITE_P(
                       GoldenCase{"/tests/data/golden/edgetap-tiny-cross",
                                  "/tests/data/golden/edgetap-tiny-cross-golden.safetensors"},
                       GoldenCase{"/tests/data/golden/edgetap-tiny-fine",
-                                 "/tests/data/golden/edgetap-tiny-fine-golden.safetensors"}),
+                                 "/tests/data/golden/edgetap-tiny-fine-golden.safetensors"},
+                      GoldenCase{"/tests/data/golden/edgetap-tiny-velocity",
+                                 "/tests/data/golden/edgetap-tiny-velocity-golden.safetensors"}),
     network_name);

@@ -1,4 +1,5 @@
-"""The shipped weights reproduce the golden vectors (the C++ engine's parity target)."""
+"""The shipped weights, and tiny random ones of settings they lack, reproduce the golden vectors
+(the C++ engine's parity target)."""
 import os
 import sys
 
@@ -13,11 +14,13 @@ from edgetap.weights import load_exported_model, read_safetensors  # noqa: E402
 
 ROOT = os.path.join(HERE, "..", "..")
 SHIPPED = ("edgetap-small", "edgetap-large")
+# tiny random networks whose weights live beside their golden vectors (make_test_model.py)
+TINY = ("edgetap-tiny-qp3", "edgetap-tiny-cross", "edgetap-tiny-fine", "edgetap-tiny-velocity")
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("name", SHIPPED + TINY)
 def test_golden_parity(name):
-    model = os.path.join(ROOT, "models", name)
+    model = os.path.join(ROOT, "tests", "data", "golden", name) if name in TINY else os.path.join(ROOT, "models", name)
     m = load_exported_model(model + ".safetensors", model + ".json")
     g, _ = read_safetensors(os.path.join(ROOT, "tests", "data", "golden", name + "-golden.safetensors"))
     tq = torch.from_numpy(g["query_t"])[None]
@@ -49,7 +52,7 @@ def test_metrics_hand_cases():
 
 
 if __name__ == "__main__":
-    for shipped in SHIPPED:
-        test_golden_parity(shipped)
+    for name in SHIPPED + TINY:
+        test_golden_parity(name)
     test_metrics_hand_cases()
-    print(f"{len(SHIPPED) + 1} passed, 0 failed")
+    print(f"{len(SHIPPED + TINY) + 1} passed, 0 failed")

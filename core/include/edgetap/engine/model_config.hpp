@@ -36,6 +36,9 @@ struct ModelConfig {
   float pixel_std = 1.f;
   int size_multiple = 1;              // input sides must be multiples of this
   std::vector<int> cross_after;       // temporal blocks followed by a cross-track attention layer
+  // A frame's first iteration enters at the previous output plus this much of its last
+  // displacement (training/STREAMING.md, step 5); 0, absent from files before round 24: the previous output.
+  float entry_velocity = 0.f;
   VisibleRule visible_rule = VisibleRule::visibility;
   float visible_threshold = 0.5f;     // a point is visible when its rule's score is >= this
 

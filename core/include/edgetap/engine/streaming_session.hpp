@@ -4,7 +4,9 @@
 //   - a track starts at a point of the last pushed frame (its query frame):
 //     its descriptor is sampled there and it runs one "query step" that fills
 //     its anchor keys/values;
-//   - every later frame: `iters` refinement iterations, each a local
+//   - every later frame: `iters` refinement iterations, starting at the
+//     track's last output plus the model's entry_velocity times that output's
+//     last displacement, each a local
 //     correlation around the current estimate at every pyramid level, a token,
 //     `blocks` causal transformer blocks attending over the track's cached
 //     keys/values of the last `window` frames (plus the anchor once the query
@@ -78,7 +80,8 @@ class StreamingSession {
     bool alive = false;
     std::int64_t query_frame = 0;
     Point2 query;
-    Point2 position;
+    Point2 position;  // the last output
+    Point2 previous;  // the output before it (both the query point until the query step has passed)
     std::vector<float> descriptors;  // [levels][query_cells][D]
     std::vector<float> keys, values; // [iters][blocks][heads][window + 1][head_dim]
     TrackEstimate estimate;
