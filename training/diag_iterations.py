@@ -1,11 +1,14 @@
 """Diagnostic: which stage loses the fast points of the fixed generated evaluation set (reserved
 photos, evalsets.GEN_EVAL). The clips are streamed as the engine runs them; for every visible
 frame after the query it scores the estimate the frame is entered with (the previous frame's
-output) and the estimate after each refinement iteration, by ground-truth speed: the share
-within 2 and 16 px. An entry far off that the iterations pull in is a refinement that works; an
-entry close by that they do not bring within 2 px is refinement precision. It also scores, from
-the same outputs, the entries a constant-velocity extrapolation would give (`entry+0.5v`: the
-previous output plus half its last displacement), which the network was not trained with (CPU, FP32).
+output, plus EdgeTapConfig.entry_velocity of its last displacement) and the estimate after each
+refinement iteration, by ground-truth speed: the share within 2 and 16 px. An entry far off that
+the iterations pull in is a refinement that works; an entry close by that they do not bring
+within 2 px is refinement precision. It also scores, from the same outputs, the entries a
+constant-velocity extrapolation would give (`entry+0.5v`: the previous output plus half its
+last displacement; for a network trained with entry_velocity 1.0, `entry+1.0v` is its own
+entry) (CPU, FP32). A second table splits the point-frames by their entry: of those entered
+within 2 px, the share the output keeps there; of those entered 2-16 px off, the share it pulls in.
 
   cd training && python3 diag_iterations.py [--weights W | --ckpt CK [--ema]]
 """
@@ -66,6 +69,21 @@ def stage_shares(errors, speed, scored):
     return out
 
 
+def kept_and_pulled(entry, final, speed, scored):
+    """entry, final [N, T] px errors of the entry and the output; speed, scored as stage_shares ->
+    {(lo, hi): (n near, share kept, n off, share pulled in)}: of the point-frames entered within
+    2 px, the share whose output is still within 2 px; of those entered 2-16 px off, the share
+    whose output is within 2 px (nan where a bin is empty)."""
+    out = {}
+    for lo, hi in SPEED_BINS:
+        mask = scored & (speed >= lo) & (speed < hi)
+        near = mask & (entry < 2)
+        off = mask & (entry >= 2) & (entry < 16)
+        out[(lo, hi)] = tuple(x for m in (near, off)
+                              for x in (int(m.sum()), float((final[m] < 2).mean()) if m.any() else float("nan")))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-large.safetensors"))
@@ -94,6 +112,10 @@ def main():
     print("speed px/frame      n   " + "   ".join(f"{n:>13}" for n in names) + "     (<2 px / <16 px)")
     for (lo, hi), (n, per) in table.items():
         print(f"  {lo:>4}-{hi:<4} {n:7d}   " + "   ".join(f"{a:.3f} / {b:.3f}" for a, b in per))
+    print("\nspeed px/frame   entered <2 px: n, output still <2 px   entered 2-16 px off: n, output <2 px")
+    for (lo, hi), (n_near, kept, n_off, pulled) in kept_and_pulled(err[0], err[iters], np.concatenate(speeds),
+                                                                    np.concatenate(scoreds)).items():
+        print(f"  {lo:>4}-{hi:<4}      {n_near:7d}  {kept:.3f}                       {n_off:7d}  {pulled:.3f}")
 
 
 if __name__ == "__main__":

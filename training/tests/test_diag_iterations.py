@@ -52,3 +52,15 @@ def test_extrapolated_entries_add_the_last_step_once_a_track_has_one():
     assert ext[0, :, 0].tolist() == [0, 0, 0, 2 + 0.5 * 2, 5 + 0.5 * 3]   # from frame tq + 2 on
     assert ext[1, :, 0].tolist() == [7, 7, 7, 7, 8 + 0.5 * 1]
     np.testing.assert_array_equal(diag_iterations.extrapolated_entries(out, tq, 0.0)[:, 1:], out[:, :-1])
+
+
+def test_kept_and_pulled_split_by_entry_error():
+    entry = np.array([[0.5, 1.0, 3.0, 20.0, 1.5, 4.0]])
+    final = np.array([[0.5, 2.5, 1.0, 1.0, 1.0, 5.0]])
+    speed = np.array([[0.0, 1.0, 1.5, 1.0, 6.0, 7.0]])
+    scored = np.array([[False, True, True, True, True, True]])
+    table = diag_iterations.kept_and_pulled(entry, final, speed, scored)
+    assert table[(0, 2)] == (1, 0.0, 1, 1.0)         # frame 0 unscored; 20 px off counts in neither
+    assert table[(5, 10)] == (1, 1.0, 1, 0.0)
+    n_near, kept, n_off, pulled = table[(2, 5)]
+    assert n_near == 0 and n_off == 0 and np.isnan(kept) and np.isnan(pulled)
