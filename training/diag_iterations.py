@@ -12,7 +12,6 @@ within 2 px, the share the output keeps there; of those entered 2-16 px off, the
 
   cd training && python3 diag_iterations.py [--weights W | --ckpt CK [--ema]]
 """
-import argparse
 import os
 import sys
 
@@ -20,14 +19,12 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgetap import evalsets, photobanks  # noqa: E402
+from edgetap import diag_cli  # noqa: E402
 from edgetap.engine import StreamingTracker  # noqa: E402
-from edgetap.weights import load_model_or_exit  # noqa: E402
 from diag_generated import scored_and_speed  # noqa: E402
 
 SPEED_BINS = ((0, 2), (2, 5), (5, 10), (10, 20), (20, np.inf))
 EXTRAPOLATIONS = (0.5, 1.0)     # entries at the previous output plus this much of its last step
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @torch.no_grad()
@@ -85,15 +82,9 @@ def kept_and_pulled(entry, final, speed, scored):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--weights", default=os.path.join(HERE, "..", "models", "edgetap-large.safetensors"))
-    ap.add_argument("--ckpt", default=None, help="a training checkpoint instead of --weights")
-    ap.add_argument("--ema", action="store_true", help="with --ckpt: its averaged weights")
-    ap.add_argument("--data", default=os.path.join(HERE, ".data"))
-    args = ap.parse_args()
-    torch.set_num_threads(2)
-    model = load_model_or_exit("diag_iterations.py", args.weights, args.ckpt, args.ema)
-    seqs = evalsets.generated_sequences(photobanks.load_reserved_banks(args.data, "cpu"), evalsets.GEN_EVAL, "cpu")
+    args = diag_cli.generated_parser(__doc__.split("\n\n")[0]).parse_args()
+    model = diag_cli.model_of(args, "diag_iterations.py")
+    seqs = diag_cli.generated_set(args)
     errors, speeds, scoreds = [], [], []
     for s in seqs:
         if s["video"].shape[-1] != s["W"] or s["video"].shape[-2] != s["H"]:

@@ -1,11 +1,12 @@
-"""The command line the BADJA diagnostics share (diag_badja.py, diag_features.py): which weights,
-which sequences, at which input size."""
+"""The command lines the diagnostics share: the BADJA ones (diag_badja.py, diag_features.py):
+which weights, which sequences, at which input size; the generated-set ones (diag_iterations.py,
+diag_appearance.py): which weights, which prepared data."""
 import argparse
 import os
 
 import torch
 
-from . import evalsets, synth
+from . import evalsets, photobanks, synth
 from .weights import load_model_or_exit
 
 TRAINING = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,6 +23,21 @@ def badja_parser(description=None):
     ap.add_argument("--ema", action="store_true", help="with --ckpt: its averaged weights")
     ap.add_argument("--eval-root", default=os.path.join(TRAINING, "..", "..", "shared", "data", "eval"))
     return ap
+
+
+def generated_parser(description=None):
+    """--weights (default edgetap-large) / --ckpt [--ema], --data (prepare_data.py's folder)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--weights", default=os.path.join(TRAINING, "..", "models", "edgetap-large.safetensors"))
+    ap.add_argument("--ckpt", default=None, help="a training checkpoint instead of --weights")
+    ap.add_argument("--ema", action="store_true", help="with --ckpt: its averaged weights")
+    ap.add_argument("--data", default=os.path.join(TRAINING, ".data"))
+    return ap
+
+
+def generated_set(args):
+    """The fixed generated evaluation set (evalsets.GEN_EVAL, reserved photos) from --data, on the CPU."""
+    return evalsets.generated_sequences(photobanks.load_reserved_banks(args.data, "cpu"), evalsets.GEN_EVAL, "cpu")
 
 
 def model_of(args, tool):
