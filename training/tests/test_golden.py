@@ -11,11 +11,11 @@ HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, ".."))
 from edgetap.engine import StreamingTracker  # noqa: E402
 from edgetap.weights import load_exported_model, read_safetensors  # noqa: E402
+from make_test_model import TEST_MODELS  # noqa: E402
 
 ROOT = os.path.join(HERE, "..", "..")
 SHIPPED = ("edgetap-small", "edgetap-large")
-# tiny random networks whose weights live beside their golden vectors (make_test_model.py)
-TINY = ("edgetap-tiny-qp3", "edgetap-tiny-cross", "edgetap-tiny-fine", "edgetap-tiny-velocity")
+TINY = tuple(TEST_MODELS)     # tiny random networks whose weights live beside their golden vectors
 
 
 @pytest.mark.parametrize("name", SHIPPED + TINY)
