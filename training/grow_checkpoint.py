@@ -4,7 +4,7 @@
 
   python3 training/grow_checkpoint.py --from training/checkpoints/edgetap-small.pt \
       --to training/checkpoints/edgetap-small.pt.new [--query-patch 3] [--blocks 4] [--cross-after 1,2] [--window 16] [--fine-level]
-      [--enc-channels 32,64,128,160,160]
+      [--enc-channels 32,64,128,160,160] [--recent-descriptors]
 
 The new checkpoint keeps step, trained seconds, clip count and log; it has no optimizer state
 (shapes changed), so resume it with a fresh schedule: train.py --ckpt NEW --new-schedule S.
@@ -35,6 +35,8 @@ def main():
                     help="add a stride-2 pyramid level (strides 2, 4, 8, 16, 32)")
     ap.add_argument("--enc-channels", default=None,
                     help="wider encoder: five comma-separated widths at strides 2..32, each at least the old one")
+    ap.add_argument("--recent-descriptors", action="store_true",
+                    help="correlate a second descriptor set per track, sampled at its previous output")
     args = ap.parse_args()
     if os.path.abspath(args.src) == os.path.abspath(args.dst):
         sys.exit("grow_checkpoint.py: --to must differ from --from (the source stays as it is)")
@@ -51,6 +53,8 @@ def main():
         d["strides"] = list(FINE_PYRAMID_STRIDES)
     if args.enc_channels is not None:
         d["enc_channels"] = [int(c) for c in args.enc_channels.split(",")]
+    if args.recent_descriptors:
+        d["recent_descriptors"] = True
     if args.cross_after is not None:
         d["cross_after"] = [int(b) for b in args.cross_after.split(",") if b.strip()]
     new = EdgeTapConfig.from_dict(d)
@@ -66,6 +70,7 @@ def main():
           f"cross_after {list(old.cross_after)} -> {list(new.cross_after)}, window {old.window} -> {new.window}, "
           f"strides {list(old.strides)} -> {list(new.strides)}, "
           f"enc_channels {list(old.enc_channels)} -> {list(new.enc_channels)}, "
+          f"recent_descriptors {old.recent_descriptors} -> {new.recent_descriptors}, "
           f"step {out.get('step', 0)}")
 
 

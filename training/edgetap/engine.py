@@ -1,6 +1,7 @@
 """Streaming reference: one frame in, one estimate per track out (training/STREAMING.md).
 
 State per track: query frame tq, query point pq, query descriptors (query_patch^2 D-vectors per level),
+with cfg.recent_descriptors as many more sampled at its last output in the frame it was made,
 its last two outputs (the entering estimate is the last plus cfg.entry_velocity times their
 difference), and per (iteration, block) the keys/values of the frames in its causal window
 plus those of its anchor (query) frame. State per stream: a ring of the last W frame indices.
@@ -32,6 +33,8 @@ class StreamingTracker:
         self.pq = pq.float().clone()
         self.frame = torch.arange(B, device=dev)[:, None].expand(B, N)     # which map each track reads
         self.desc = torch.zeros(B, N, L, cfg.query_patch ** 2, cfg.feat_dim, device=dev)
+        # descriptors at the last output, in its frame (the query's at the query frame)
+        self.recent = torch.zeros_like(self.desc) if cfg.recent_descriptors else None
         self.p_last = self.pq.clone()
         self.p_prev = self.pq.clone()       # the output before p_last (pq until two frames have passed)
         W, K, nb, h = cfg.window, cfg.iters, cfg.blocks, cfg.heads
@@ -51,8 +54,9 @@ class StreamingTracker:
         self.pq.copy_(pq)
         self.p_last.copy_(self.pq)
         self.p_prev.copy_(self.pq)
-        for buf in (self.desc, self.kc, self.vc, self.t):
-            buf.zero_()
+        for buf in (self.desc, self.recent, self.kc, self.vc, self.t):
+            if buf is not None:
+                buf.zero_()
         self.slot_frame.fill_(-1)
 
     def entry(self):
@@ -65,10 +69,12 @@ class StreamingTracker:
 
     def window_corr(self, tables, p):
         """Correlation of each track's descriptors with a (2r+1)^2 window around p at each level,
-        read from the current frame's features (the C++ path; never a full map)."""
+        read from the current frame's features (the C++ path; never a full map): the query's
+        descriptors, levels fine to coarse, then the recent ones likewise."""
         cfg = self.cfg
-        return torch.cat([window_correlation(tab, self.frame, p / s, self.desc[:, :, li], cfg.radius)
-                          for li, (tab, s) in enumerate(zip(tables, cfg.strides))], dim=-1)
+        sets = [self.desc] if self.recent is None else [self.desc, self.recent]
+        return torch.cat([window_correlation(tab, self.frame, p / s, desc[:, :, li], cfg.radius)
+                          for desc in sets for li, (tab, s) in enumerate(zip(tables, cfg.strides))], dim=-1)
 
     def _attend(self, blk, x, k_i, b_i, slot, is_q, bias):
         S = x.shape[0]
@@ -117,6 +123,8 @@ class StreamingTracker:
             for li, (tab, s) in enumerate(zip(tables, cfg.strides)):
                 d = window_features(tab, self.frame, self.pq / s, cfg.query_patch // 2)   # [B, N, P, D]
                 self.desc[:, :, li] = torch.where(is_q[..., None, None], d, self.desc[:, :, li])
+                if self.recent is not None:
+                    self.recent[:, :, li] = torch.where(is_q[..., None, None], d, self.recent[:, :, li])
         slot = (t % cfg.window).reshape(1)
         self.slot_frame.index_copy_(0, slot, t.reshape(1))
         bias = self._bias()
@@ -144,6 +152,10 @@ class StreamingTracker:
                 rec.setdefault("hidden", []).append(x.reshape(B, N, -1).clone())
                 rec.setdefault("iter_xy", []).append(p.clone())
         active = self.tq <= t
+        if self.recent is not None:   # the next frame's recent descriptors: this frame's at its output
+            for li, (tab, s) in enumerate(zip(tables, cfg.strides)):
+                d = window_features(tab, self.frame, p / s, cfg.query_patch // 2)
+                self.recent[:, :, li] = torch.where(active[..., None, None], d, self.recent[:, :, li])
         self.p_prev.copy_(torch.where(active[..., None], self.p_last, self.p_prev))
         self.p_last.copy_(torch.where(active[..., None], p, self.p_last))
         vis_p = torch.where(is_q, torch.ones_like(vis), torch.sigmoid(vis))

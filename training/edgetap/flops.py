@@ -28,7 +28,8 @@ def track_flops(cfg):
     D, d, k2 = cfg.feat_dim, cfg.width, (2 * cfg.radius + 1) ** 2
     L = len(cfg.strides)
     P = cfg.query_patch ** 2
-    corr = L * k2 * (7 * D + 2 * D * P)             # bilinear sample of D channels + P dot products
+    sets = 2 if cfg.recent_descriptors else 1
+    corr = L * k2 * (7 * D + 2 * D * P * sets)      # bilinear sample of D channels + P dot products per set
     corr_mlp = 2 * (cfg.n_corr * cfg.corr_hidden + cfg.corr_hidden * cfg.corr_hidden) + 8 * cfg.corr_hidden
     tok = 2 * cfg.token_in * d + 8 * cfg.n_freq
     keys = cfg.window + 1
@@ -36,8 +37,9 @@ def track_flops(cfg):
            + 2 * 2 * d * cfg.mlp_ratio * d + 8 * cfg.mlp_ratio * d + 2 * 8 * d)
     head = 8 * d + 2 * d * 4
     per_iter = corr + corr_mlp + tok + cfg.blocks * blk + head
+    recent = L * P * 7 * D if cfg.recent_descriptors else 0   # once a frame: sampled at the output
     return dict(corr=corr, corr_mlp=corr_mlp, token=tok, blocks=cfg.blocks * blk, head=head,
-                per_iter=per_iter, total=cfg.iters * per_iter)
+                per_iter=per_iter, recent=recent, total=cfg.iters * per_iter + recent)
 
 
 def cross_flops(cfg, n_tracks):
@@ -56,9 +58,9 @@ def frame_flops(cfg, H, W, n_tracks):
 
 
 def state_floats_per_track(cfg):
-    """Streaming state kept per track (floats): descriptors, position, K/V caches (ring + anchor)."""
-    L = len(cfg.strides)
-    return L * cfg.query_patch ** 2 * cfg.feat_dim + 2 + 2 + cfg.iters * cfg.blocks * 2 * (cfg.window + 1) * cfg.width
+    """Streaming state kept per track (floats): descriptors (query and recent), positions, K/V caches (ring + anchor)."""
+    sets = 2 if cfg.recent_descriptors else 1
+    return sets * len(cfg.strides) * cfg.query_patch ** 2 * cfg.feat_dim + 2 + 2 + cfg.iters * cfg.blocks * 2 * (cfg.window + 1) * cfg.width
 
 
 def param_breakdown(cfg):

@@ -13,6 +13,8 @@ round keeps what earlier rounds learned instead of starting from scratch.
 * strides (4, 8, 16, 32) -> (2, 4, 8, 16, 32): the encoder gains its stride-2 side branch (off
   the backbone's path, fresh weights) and corr1 gains that level's inputs, first in the
   fine-to-coarse order, starting at zero; the old levels' columns move behind them.
+* recent_descriptors off -> on: corr1 gains the recent descriptors' inputs, behind the query's
+  (the old columns keep their places), starting at zero.
 * window W -> W' > W: the attention bias by frame distance gains the distances W..W'-1, each
   starting at the bias of distance W-1 (the oldest frame the old window held); the anchor's bias
   stays. This growth keeps the function only for a track's first W frames: after them the
@@ -33,18 +35,22 @@ from .model import FINE_PYRAMID_STRIDES, PYRAMID_STRIDES, EdgeTap, EdgeTapConfig
 
 
 def corr_column_map(old, new):
-    """Index into the new corr1 input for every old input (level outer, then descriptor, then
-    window position j): old level l -> the new level of the same stride; descriptor i -> i, or
-    the centre descriptor when the query patch grew from 1."""
+    """Index into the new corr1 input for every old input (descriptor set outer - the query's,
+    then the recent ones - then level, descriptor, window position j): old level l -> the new
+    level of the same stride; descriptor i -> i, or the centre descriptor when the query patch
+    grew from 1; each set to the same set."""
     k2 = (2 * old.radius + 1) ** 2
     p_old, p_new = old.query_patch ** 2, new.query_patch ** 2
+    per_set = len(new.strides) * p_new * k2
     cols = []
-    for s in old.strides:
-        lvl = list(new.strides).index(s)
-        for i in range(p_old):
-            desc = i if p_old == p_new else p_new // 2
-            for j in range(k2):
-                cols.append((lvl * p_new + desc) * k2 + j)
+    for first in range(0, old.n_corr, len(old.strides) * p_old * k2):
+        base = (first // (len(old.strides) * p_old * k2)) * per_set
+        for s in old.strides:
+            lvl = list(new.strides).index(s)
+            for i in range(p_old):
+                desc = i if p_old == p_new else p_new // 2
+                for j in range(k2):
+                    cols.append(base + (lvl * p_new + desc) * k2 + j)
     return torch.tensor(cols)
 
 
@@ -56,12 +62,14 @@ def rel_bias_for_window(rel_bias, old_window, new_window):
 
 
 def check_growable(old, new):
-    growable = ("version", "query_patch", "blocks", "cross_after", "window", "strides", "enc_channels")
+    growable = ("version", "query_patch", "blocks", "cross_after", "window", "strides", "enc_channels",
+                "recent_descriptors")
     same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in growable]
     diff = [f for f in same if getattr(old, f) != getattr(new, f)]
     if diff:
-        raise ValueError("grow: only query_patch, blocks, cross_after, window, strides and enc_channels can change; "
-                         f"also changed: {', '.join(diff)}")
+        raise ValueError(f"grow: only {', '.join(growable[1:])} can change; also changed: {', '.join(diff)}")
+    if old.recent_descriptors and not new.recent_descriptors:
+        raise ValueError("grow: recent_descriptors on -> off: their inputs cannot be removed")
     strides = (tuple(old.strides), tuple(new.strides))
     if strides[0] != strides[1] and strides != (PYRAMID_STRIDES, FINE_PYRAMID_STRIDES):
         raise ValueError(f"grow: strides {list(old.strides)} -> {list(new.strides)}: only a stride-2 level "
@@ -105,7 +113,7 @@ def grow_state_dict(old_sd, old_cfg, new_cfg, seed=0):
         sd = EdgeTap(new_cfg).state_dict()
     for k, v in old_sd.items():
         if k == "tracker.corr1.weight" and new_cfg.n_corr != old_cfg.n_corr:
-            w = torch.zeros_like(sd[k])
+            w = v.new_zeros(sd[k].shape)       # in the checkpoint's precision (compact ones are FP16)
             w[:, corr_column_map(old_cfg, new_cfg)] = v
             sd[k] = w
         elif k == "tracker.rel_bias" and new_cfg.window != old_cfg.window:

@@ -44,6 +44,9 @@ class EdgeTapConfig:
                                   # tracks of a clip, same frame); () in edgetap-v1..v4
     entry_velocity: float = 0.0   # a frame's entering estimate: the previous output plus this much of
                                   # its last displacement (0, the previous output, in the models before round 24)
+    recent_descriptors: bool = False  # a second descriptor set per track, sampled at its output in the
+                                  # previous frame (where the frame enters: entry_velocity must be 0) and
+                                  # correlated beside the query's; False in the models before round 25
     n_freq: int = 4               # Fourier frequencies of the displacement encoding
     disp_scale: float = 64.0      # displacement (pixels) is divided by this before encoding
     corr_hidden: int = 128
@@ -53,7 +56,8 @@ class EdgeTapConfig:
 
     @property
     def n_corr(self):
-        return len(self.strides) * self.query_patch ** 2 * (2 * self.radius + 1) ** 2
+        sets = 2 if self.recent_descriptors else 1
+        return sets * len(self.strides) * self.query_patch ** 2 * (2 * self.radius + 1) ** 2
 
     @property
     def token_in(self):
@@ -299,6 +303,9 @@ class EdgeTap(nn.Module):
     def __init__(self, cfg=None):
         super().__init__()
         self.cfg = cfg or EdgeTapConfig()
+        if self.cfg.recent_descriptors and self.cfg.entry_velocity != 0:
+            raise ValueError("recent_descriptors are sampled where a frame enters, the previous output: "
+                             f"they need entry_velocity 0, not {self.cfg.entry_velocity}")
         self.encoder = Encoder(self.cfg)
         self.tracker = Tracker(self.cfg)
         self.graph_entries = False    # training: the streaming-entries pass as CUDA graphs
@@ -370,18 +377,37 @@ class EdgeTap(nn.Module):
         return [window_features(tab, frame, pq / s, self.cfg.query_patch // 2)
                 for tab, s in zip(tables, self.cfg.strides)]
 
-    def sample_corr_patch(self, tables, descs, p):
-        """Local 4D correlation (query_patch > 1): per level, the window of features around p
-        (read as a patch, never a full map) against each query descriptor.
-        p [B, N, T, 2] -> [B, N, T, n_corr]."""
+    def sample_corr_patch(self, tables, descs, p, recent=None):
+        """Local 4D correlation (query_patch > 1, or any patch with recent descriptors): per level,
+        the window of features around p (read as a patch, never a full map) against each query
+        descriptor, then (with `recent`, per level [B, N, T, P, D]) against each frame's recent
+        descriptors, levels fine to coarse in each set. p [B, N, T, 2] -> [B, N, T, n_corr]."""
         B, N, T, _ = p.shape
         frame = (torch.arange(B, device=p.device)[:, None] * T + torch.arange(T, device=p.device))[:, None]
-        return torch.cat([window_correlation(tab, frame, p / s, desc[:, :, None], self.cfg.radius)
-                          for tab, s, desc in zip(tables, self.cfg.strides, descs)], dim=-1)
+        levels = list(zip(tables, self.cfg.strides))
+        corr = [window_correlation(tab, frame, p / s, desc[:, :, None], self.cfg.radius)
+                for (tab, s), desc in zip(levels, descs)]
+        if recent is not None:
+            corr += [window_correlation(tab, frame, p / s, desc, self.cfg.radius)
+                     for (tab, s), desc in zip(levels, recent)]
+        return torch.cat(corr, dim=-1)
+
+    def recent_descriptors(self, tables, tq, descs, p):
+        """Per level [B, N, T, P, D]: the descriptors each track's frame t correlates beside its
+        query's, sampled in frame t-1 at p[t] (the estimate frame t enters with: the previous
+        output when streaming); up to the query frame, the query's own (descs, per level
+        [B, N, P, D]). p [B, N, T, 2] with the query point at the query frame."""
+        B, N, T, _ = p.shape
+        t = torch.arange(T, device=p.device)
+        prev = (torch.arange(B, device=p.device)[:, None] * T + (t - 1).clamp(min=0))[:, None, :].expand(B, N, T)
+        from_query = (t[None, None, :] <= tq[:, :, None])[..., None, None]
+        return [torch.where(from_query, q[:, :, None], window_features(tab, prev, p / s, self.cfg.query_patch // 2))
+                for tab, s, q in zip(tables, self.cfg.strides, descs)]
 
     def forward_parallel(self, video, tq, pq, p_init, iters=None, feats=None):
         """video [B, T, 3, H, W] in [0, 255]; tq [B, N] long; pq [B, N, 2]; p_init [B, N, T, 2]
-        (estimate entering iteration 0 of each frame; the caller puts pq at t == tq).
+        (estimate entering iteration 0 of each frame; the caller puts pq at t == tq). With
+        recent_descriptors, frame t's are sampled in frame t-1 at p_init[t], its previous output.
         Returns positions [K, B, N, T, 2], vis logits [K, B, N, T], conf logits [K, B, N, T]."""
         cfg = self.cfg
         B, T = video.shape[:2]
@@ -389,11 +415,12 @@ class EdgeTap(nn.Module):
         K = iters or cfg.iters
         if feats is None:
             feats = self.encoder(video.flatten(0, 1))
-        if cfg.query_patch == 1:
-            _, maps = self.corr_maps(feats, tq, pq)
-        else:
+        windows = cfg.query_patch > 1 or cfg.recent_descriptors
+        if windows:
             tables = [FeatureTable(f) for f in feats]
             descs = self.query_descriptors(tables, tq, pq)
+        else:
+            _, maps = self.corr_maps(feats, tq, pq)
         tr = self.tracker
         S = B * N
         bias = self.attn_bias(tq.reshape(S), T)
@@ -403,10 +430,11 @@ class EdgeTap(nn.Module):
         pq_t = pq[:, :, None, :].expand(B, N, T, 2)
         p = torch.where(is_q[..., None], pq_t, p_init.float())
         h = tr.h0.expand(B, N, T, cfg.width)
+        recent = self.recent_descriptors(tables, tq, descs, p.detach()) if cfg.recent_descriptors else None
         ps, vs, cs = [], [], []
         for _ in range(K):
             p = p.detach()
-            corr = self.sample_corr(maps, p) if cfg.query_patch == 1 else self.sample_corr_patch(tables, descs, p)
+            corr = self.sample_corr_patch(tables, descs, p, recent) if windows else self.sample_corr(maps, p)
             x = tr.token(corr, p, pq_t, is_q) + h
             x = x.reshape(S, T, cfg.width)
             for bi, blk in enumerate(tr.blocks):

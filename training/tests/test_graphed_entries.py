@@ -11,13 +11,16 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from edgetap.engine import StreamingTracker, streaming_entries  # noqa: E402
 from make_test_model import TINY_CROSS, random_model  # noqa: E402
 
-# the tiny cross-track network, and the same entering frames at its extrapolated estimate
+# the tiny cross-track network; the same entering frames at its extrapolated estimate; the same
+# correlating recent descriptors beside the query's
 MOVING = TINY_CROSS.replaced({"entry_velocity": 1.0})
+RECENT = TINY_CROSS.replaced({"recent_descriptors": True})
+CONFIGS = dict(argvalues=[TINY_CROSS, MOVING, RECENT], ids=["previous-output", "extrapolated", "recent"])
 
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
-@pytest.mark.parametrize("cfg", [TINY_CROSS, MOVING], ids=["previous-output", "extrapolated"])
+@pytest.mark.parametrize("cfg", **CONFIGS)
 def test_a_restarted_sync_free_tracker_steps_as_a_fresh_one(cfg):
     """What the graph relies on, on the CPU: a sync-free tracker that already streamed one clip
     and is restarted with new tracks gives, frame by frame, exactly a fresh tracker's output."""
@@ -72,7 +75,7 @@ def _clip(model, B, T, N, S, seed):
 
 @needs_gpu
 @pytest.mark.parametrize("autocast", [False, True])
-@pytest.mark.parametrize("cfg", [TINY_CROSS, MOVING], ids=["previous-output", "extrapolated"])
+@pytest.mark.parametrize("cfg", **CONFIGS)
 def test_graph_replays_match_the_eager_pass(autocast, cfg):
     from edgetap.graphed_entries import graphed_streaming_entries
     model = random_model(cfg, seed=6).cuda()

@@ -46,6 +46,26 @@ def test_grown_network_computes_the_same(query_patch, blocks, cross_after):
     assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
 
 
+@pytest.mark.parametrize("query_patch", [1, 3])
+def test_grown_network_with_recent_descriptors_computes_the_same(query_patch):
+    """Recent descriptors grown in (round 25's step), also together with a larger query patch:
+    the same function; the new inputs sit behind the old and are live."""
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2)
+    old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(5), 0.2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), query_patch=query_patch, recent_descriptors=True))
+    new = EdgeTap(new_cfg).eval()
+    new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
+    for a, b in zip(_outputs(old), _outputs(new)):
+        assert (a - b).abs().max().item() < 1e-4
+    w = new.tracker.corr1.weight
+    assert w[:, new_cfg.n_corr // 2:].abs().max() == 0
+    with torch.no_grad():
+        w[:, new_cfg.n_corr // 2:].add_(0.05)
+    assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
+    with pytest.raises(ValueError, match="recent_descriptors"):
+        grow_state_dict(new.state_dict(), new_cfg, old_cfg)
+
+
 def test_grown_network_with_a_cross_layer_gains_a_block_and_another_layer():
     """Round 5's shape (a cross-track layer after the last block) grown by a block and a second
     cross-track layer after it: the same function, and the new layer is live."""

@@ -16,9 +16,10 @@ from edgetap.model import CrossTrack, EdgeTap, EdgeTapConfig, upsample2  # noqa:
 from edgetap.weights import randomize_weights_  # noqa: E402
 
 
-def _small_model(seed=0, query_patch=1, cross_after=(), strides=(4, 8, 16, 32), entry_velocity=0.0):
+def _small_model(seed=0, query_patch=1, cross_after=(), strides=(4, 8, 16, 32), entry_velocity=0.0,
+                 recent=False):
     cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=query_patch, cross_after=cross_after,
-                        strides=strides, entry_velocity=entry_velocity)
+                        strides=strides, entry_velocity=entry_velocity, recent_descriptors=recent)
     m = EdgeTap(cfg).eval()
     randomize_weights_(m, torch.Generator().manual_seed(seed), 0.2)
     return m
@@ -27,12 +28,12 @@ def _small_model(seed=0, query_patch=1, cross_after=(), strides=(4, 8, 16, 32), 
 import pytest  # noqa: E402
 
 
-@pytest.mark.parametrize("query_patch,cross_after,strides", [(1, (), (4, 8, 16, 32)), (3, (), (4, 8, 16, 32)),
-                                                            (3, (0, 1), (4, 8, 16, 32)),
-                                                            (3, (1,), (2, 4, 8, 16, 32))])
-def test_streaming_equals_parallel(query_patch, cross_after, strides):
+@pytest.mark.parametrize("query_patch,cross_after,strides,recent", [
+    (1, (), (4, 8, 16, 32), False), (3, (), (4, 8, 16, 32), False), (3, (0, 1), (4, 8, 16, 32), False),
+    (3, (1,), (2, 4, 8, 16, 32), False), (1, (), (4, 8, 16, 32), True), (3, (1,), (4, 8, 16, 32), True)])
+def test_streaming_equals_parallel(query_patch, cross_after, strides, recent):
     torch.manual_seed(0)
-    m = _small_model(query_patch=query_patch, cross_after=cross_after, strides=strides)
+    m = _small_model(query_patch=query_patch, cross_after=cross_after, strides=strides, recent=recent)
     B, T, N, S = 2, 7, 5, 64
     video = torch.rand(B, T, 3, S, S) * 255
     tq = torch.tensor([[0, 0, 2, 4, 6], [1, 0, 3, 0, 5]])
@@ -56,12 +57,12 @@ def test_streaming_equals_parallel(query_patch, cross_after, strides):
     assert ierr < 1e-3, ierr
 
 
-@pytest.mark.parametrize("entry_velocity", [0.0, 1.0])
-def test_streaming_entries_make_the_parallel_forward_stream(entry_velocity):
+@pytest.mark.parametrize("entry_velocity,recent", [(0.0, False), (1.0, False), (0.0, True)])
+def test_streaming_entries_make_the_parallel_forward_stream(entry_velocity, recent):
     """Training's entering estimates (engine.streaming_entries over precomputed features) are
     the ones streaming uses, so forward_parallel given them reproduces the streamed outputs."""
     torch.manual_seed(1)
-    m = _small_model(seed=3, entry_velocity=entry_velocity)
+    m = _small_model(seed=3, query_patch=3 if recent else 1, entry_velocity=entry_velocity, recent=recent)
     B, T, N, S = 2, 6, 4, 64
     video = torch.rand(B, T, 3, S, S) * 255
     tq = torch.tensor([[0, 1, 3, 5], [2, 0, 0, 4]])
@@ -100,6 +101,44 @@ def test_entry_velocity_extrapolates_the_last_two_outputs():
             assert torch.allclose(entries[0, n, t], want, atol=1e-5), (n, t)
     moved = (out[0, 0, 1] - out[0, 0, 0]).norm()
     assert moved > 1e-3       # the extrapolation is exercised, not a zero displacement
+
+
+def test_recent_descriptors_are_the_previous_frame_at_the_previous_output():
+    """With recent_descriptors, frame t's correlation is the query's, then the window at the
+    entry against descriptors sampled in frame t-1 at the track's output there (the query's at and
+    right after the query frame); and they need the previous output as the entry."""
+    from edgetap.sampling import FeatureTable, window_correlation, window_features
+    torch.manual_seed(4)
+    m = _small_model(seed=7, query_patch=3, recent=True)
+    cfg = m.cfg
+    B, T, N, S = 1, 5, 3, 64
+    video = torch.rand(B, T, 3, S, S) * 255
+    tq = torch.tensor([[0, 1, 3]])
+    pq = torch.rand(B, N, 2) * (S - 1)
+    st = StreamingTracker(m, tq, pq, record={})
+    out = torch.stack([st.step(video[:, t])[0] for t in range(T)], 2)        # [B, N, T, 2]
+    half = cfg.n_corr // 2
+    frame0 = torch.zeros(B, N, dtype=torch.long)
+    for t in range(1, T):
+        tables = [FeatureTable(f) for f in st.record["feats"][t]]
+        before = [FeatureTable(f) for f in st.record["feats"][t - 1]]
+        p = st.record["p_init"][t]
+        corr = st.record["corr"][t * cfg.iters]                             # iteration 0
+        for n in range(N):
+            q = int(tq[0, n])
+            if t < q:
+                continue
+            at = pq if t <= q + 1 else out[:, :, t - 1]
+            src = [FeatureTable(f) for f in st.record["feats"][q]] if t <= q + 1 else before
+            for li, s in enumerate(cfg.strides):
+                d = window_features(src[li], frame0, (pq if t <= q + 1 else at) / s, 1)
+                want = window_correlation(tables[li], frame0, p / s, d, cfg.radius)[0, n]
+                k = want.shape[-1]
+                got = corr[0, n, half + li * k: half + (li + 1) * k]
+                assert torch.allclose(got, want, atol=1e-5), (t, n, li)
+    assert corr[0, :, half:].abs().max() > 0
+    with pytest.raises(ValueError, match="entry_velocity"):
+        _small_model(recent=True, entry_velocity=0.5)
 
 
 def test_cross_track_layer_sees_only_started_tracks():
