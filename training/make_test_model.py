@@ -2,8 +2,8 @@
 """Writes tiny random-weight EdgeTAP networks and their golden vectors for the C++ engine's parity
 tests of configurations the shipped model does not use (a 3x3 query neighbourhood, other widths,
 window and iteration counts; cross-track layers after both blocks; a stride-2 level; frames
-entered with a velocity-extrapolated estimate, entry_velocity 0.5). Random weights of fixed seeds;
-no training.
+entered with a velocity-extrapolated estimate, entry_velocity 0.5; recent descriptors). Random
+weights of fixed seeds; no training.
 
   python3 training/make_test_model.py [NAME ...]   (writes tests/data/golden/NAME.* and
                                                     NAME-golden.safetensors; default: all of them)
@@ -33,12 +33,18 @@ TINY_FINE = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-fine (rand
 # leave it by ~12 px, as the other tiny networks' do.
 TINY_VELOCITY = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-velocity (random weights, seed 8)",
                                      entry_velocity=0.5))
+# A second descriptor set per track, sampled at its previous output (3x3 per level, as the query's).
+# Head scale 2: at 10 its tracks drift ~100 px out of the clip, where both sets' correlations are
+# padding; at 2 they stay within ~16 px of it, so the recent half of the correlation is exercised.
+TINY_RECENT = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-recent (random weights, seed 9)",
+                                   recent_descriptors=True))
 # name: (configuration, seed, head scale)
 TEST_MODELS = {
     "edgetap-tiny-qp3": (TINY, 5, 10.0),
     "edgetap-tiny-cross": (TINY_CROSS, 6, 10.0),
     "edgetap-tiny-fine": (TINY_FINE, 7, 10.0),
     "edgetap-tiny-velocity": (TINY_VELOCITY, 8, 3.0),
+    "edgetap-tiny-recent": (TINY_RECENT, 9, 2.0),
 }
 
 

@@ -57,6 +57,22 @@ void read_entry_velocity(const nlohmann::json& m, const std::string& path, Model
   c.entry_velocity = static_cast<float>(v);
 }
 
+// "recent_descriptors" beside the hyper-parameters; absent in files before round 25: false. They are
+// sampled where a frame enters, the previous output, so they need entry_velocity 0 (as EdgeTap's check).
+void read_recent_descriptors(const nlohmann::json& m, const std::string& path, ModelConfig& c) {
+  if (!m.contains("recent_descriptors")) return;
+  if (!m["recent_descriptors"].is_boolean()) {
+    throw ModelError(path + ": key 'recent_descriptors' must be true or false, got " + m["recent_descriptors"].dump());
+  }
+  c.recent_descriptors = m["recent_descriptors"].get<bool>();
+  if (c.recent_descriptors && c.entry_velocity != 0.f) {
+    std::ostringstream shown;
+    shown << c.entry_velocity;
+    throw ModelError(path + ": key 'recent_descriptors' needs entry_velocity 0, not " + shown.str() +
+                     " (they are sampled at the previous output, where a frame enters)");
+  }
+}
+
 }  // namespace
 
 ModelConfig load_model_config(const std::string& path) {
@@ -106,6 +122,7 @@ ModelConfig load_model_config(const std::string& path) {
     }
   }
   read_entry_velocity(m, path, c);
+  read_recent_descriptors(m, path, c);
   read_visible_rule(j, path, c);
   if (c.strides != std::vector<int>{4, 8, 16, 32} && c.strides != std::vector<int>{2, 4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32] and [2, 4, 8, 16, 32]");

@@ -107,18 +107,11 @@ std::vector<int> StreamingSession::add_tracks(std::span<const Point2> points) {
     track.alive = true;
     track.query_frame = t_;
     track.query = track.position = track.previous = p;
-    // A query_patch^2 neighbourhood of descriptors per level, offsets in level cells,
-    // row-major (dy outer); one descriptor at the point itself when query_patch is 1.
-    const int qc = c.query_cells(), half = c.query_patch / 2;
-    track.descriptors.assign(static_cast<std::size_t>(c.levels()) * qc * c.feat_dim, 0.f);
-    for (int l = 0; l < c.levels(); ++l) {
-      const FeatureMap& f = pyramid_.levels[l];
-      const float s = static_cast<float>(c.strides[l]);
-      for (int j = 0; j < qc; ++j) {
-        const float dx = static_cast<float>(j % c.query_patch - half), dy = static_cast<float>(j / c.query_patch - half);
-        k::bilinear_sample_hwc(f.data.data(), f.height, f.width, f.channels, p.x / s + dx, p.y / s + dy,
-                               track.descriptors.data() + (static_cast<std::size_t>(l) * qc + j) * c.feat_dim);
-      }
+    sample_descriptors(p, track.descriptors);
+    if (c.recent_descriptors) {
+      track.recent = track.descriptors;  // the query's, until the query step re-samples them at the same point
+    } else {
+      track.recent.clear();
     }
     const std::size_t cache = cache_offset(c.iters, 0, 0);
     track.keys.assign(cache, 0.f);
@@ -127,6 +120,23 @@ std::vector<int> StreamingSession::add_tracks(std::span<const Point2> points) {
   }
   step(handles, true);
   return handles;
+}
+
+void StreamingSession::sample_descriptors(Point2 p, std::vector<float>& out) const {
+  // A query_patch^2 neighbourhood of descriptors per level, offsets in level cells,
+  // row-major (dy outer); one descriptor at the point itself when query_patch is 1.
+  const ModelConfig& c = net_.config;
+  const int qc = c.query_cells(), half = c.query_patch / 2;
+  out.assign(static_cast<std::size_t>(c.levels()) * qc * c.feat_dim, 0.f);
+  for (int l = 0; l < c.levels(); ++l) {
+    const FeatureMap& f = pyramid_.levels[l];
+    const float s = static_cast<float>(c.strides[l]);
+    for (int j = 0; j < qc; ++j) {
+      const float dx = static_cast<float>(j % c.query_patch - half), dy = static_cast<float>(j / c.query_patch - half);
+      k::bilinear_sample_hwc(f.data.data(), f.height, f.width, f.channels, p.x / s + dx, p.y / s + dy,
+                             out.data() + (static_cast<std::size_t>(l) * qc + j) * c.feat_dim);
+    }
+  }
 }
 
 void StreamingSession::remove_track(int handle) {
@@ -198,14 +208,18 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
     // Local correlation at every level, then the correlation MLP.
     for (int i = 0; i < S; ++i) {
       const Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
-      // Layout [level][query descriptor][window cell], as the reference's correlation.
-      for (int l = 0; l < L; ++l) {
-        const FeatureMap& f = pyramid_.levels[l];
-        const float s = static_cast<float>(c.strides[l]);
-        const std::size_t l0 = static_cast<std::size_t>(l) * qc;
-        k::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, p_[i].x / s, p_[i].y / s, c.radius,
-                                  tr.descriptors.data() + l0 * c.feat_dim, qc,
-                                  corr_.data() + static_cast<std::size_t>(i) * c.n_corr() + l0 * wc);
+      // Layout [set][level][descriptor][window cell], as the reference's correlation: the query's
+      // descriptors, then (recent_descriptors) the recent ones, against the same windows.
+      for (int set = 0; set < c.descriptor_sets(); ++set) {
+        const std::vector<float>& descs = set == 0 ? tr.descriptors : tr.recent;
+        float* out = corr_.data() + static_cast<std::size_t>(i) * c.n_corr() + static_cast<std::size_t>(set) * L * qc * wc;
+        for (int l = 0; l < L; ++l) {
+          const FeatureMap& f = pyramid_.levels[l];
+          const float s = static_cast<float>(c.strides[l]);
+          const std::size_t l0 = static_cast<std::size_t>(l) * qc;
+          k::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, p_[i].x / s, p_[i].y / s, c.radius,
+                                    descs.data() + l0 * c.feat_dim, qc, out + l0 * wc);
+        }
       }
     }
     if (it == 0) first_corr_ = corr_;
@@ -279,6 +293,8 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
     Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
     tr.previous = tr.position;
     tr.position = p_[i];
+    // The next frame's recent descriptors: this frame's, at this output.
+    if (c.recent_descriptors) sample_descriptors(p_[i], tr.recent);
     tr.estimate.x = p_[i].x;
     tr.estimate.y = p_[i].y;
     tr.estimate.visible = query_step ? 1.f : sigmoid(out_[static_cast<std::size_t>(i) * 4 + 2]);

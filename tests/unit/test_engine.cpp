@@ -157,6 +157,77 @@ TEST_F(EngineFixture, EntryVelocityIsReadAndCheckedWithTheFile) {
   EXPECT_NE(error.find(files.config_path + ": entry_velocity 1e+300 must be in [0, 2]"), std::string::npos) << error;
 }
 
+TEST_F(EngineFixture, RecentDescriptorsAreReadAndCheckedWithTheFile) {
+  EXPECT_FALSE(network->config.recent_descriptors);  // absent: the query's descriptors only
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["recent_descriptors"] = true;
+  std::ofstream(files.config_path) << config.dump();
+  const engine::ModelConfig on = engine::load_model_config(files.config_path);
+  EXPECT_TRUE(on.recent_descriptors);
+  EXPECT_EQ(on.n_corr(), 2 * 100);  // the recent set's correlations after the query's
+  // The weights were made for one set: corr1 no longer fits.
+  std::string error = error_of([&] { engine::load_network(files.weights_path, files.config_path); });
+  EXPECT_NE(error.find("'tracker.corr1.weight' has shape [12, 100], the model needs [12, 200]"), std::string::npos)
+      << error;
+  config["recent_descriptors"] = false;
+  std::ofstream(files.config_path) << config.dump();
+  EXPECT_FALSE(engine::load_model_config(files.config_path).recent_descriptors);
+  config["recent_descriptors"] = 1;
+  std::ofstream(files.config_path) << config.dump();
+  error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": key 'recent_descriptors' must be true or false, got 1"), std::string::npos)
+      << error;
+  config["recent_descriptors"] = "true";
+  std::ofstream(files.config_path) << config.dump();
+  error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": key 'recent_descriptors' must be true or false"), std::string::npos) << error;
+  // Sampled where a frame enters, the previous output: no entry velocity (as the Python model).
+  config["recent_descriptors"] = true;
+  config["entry_velocity"] = 0.5;
+  std::ofstream(files.config_path) << config.dump();
+  error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": key 'recent_descriptors' needs entry_velocity 0, not 0.5"), std::string::npos)
+      << error;
+  config["entry_velocity"] = 0;
+  std::ofstream(files.config_path) << config.dump();
+  EXPECT_TRUE(engine::load_model_config(files.config_path).recent_descriptors);
+}
+
+TEST_F(EngineFixture, RecentDescriptorsAreSampledAtTheLastOutputAndCorrelatedAfterTheQueryOnes) {
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["recent_descriptors"] = true;
+  std::ofstream(files.config_path) << config.dump();
+  auto tensors = test::random_network_tensors(7);
+  auto& corr1 = tensors["tracker.corr1.weight"];  // [12, 100] -> [12, 200]: both sets' correlations
+  corr1.first = {12, 200};
+  corr1.second.resize(12 * 200);
+  for (std::size_t i = 12 * 100; i < corr1.second.size(); ++i) corr1.second[i] = 0.01f * static_cast<float>(i % 7) - 0.03f;
+  test::write_safetensors(files.weights_path, tensors);
+  const engine::Network recent = engine::load_network(files.weights_path, files.config_path);
+  engine::StreamingSession a(recent);
+  const auto f0 = test::crop_frame(texture, 0, 0, 96, 64, 0), f1 = test::crop_frame(texture, 3, 2, 96, 64, 1),
+             f2 = test::crop_frame(texture, 6, 4, 96, 64, 2);
+  ASSERT_TRUE(a.push_frame(f0.view()).is_ok());
+  const int h = a.add_tracks(std::vector<engine::Point2>{{40.f, 30.f}})[0];
+  EXPECT_EQ(a.recent_descriptors(h), a.descriptors(h));  // re-sampled at the query point
+  ASSERT_TRUE(a.push_frame(f1.view()).is_ok());
+  // Frame 1 correlates the query frame's descriptors at the query point twice.
+  const int half = recent.config.n_corr() / 2;
+  std::vector<float> corr = a.last_first_correlation();
+  ASSERT_EQ(corr.size(), static_cast<std::size_t>(2 * half));
+  for (int i = 0; i < half; ++i) ASSERT_EQ(corr[i], corr[half + i]) << i;
+  // Now they are frame 1's at its output: what a track started there samples.
+  const engine::TrackEstimate out1 = a.estimate(h);
+  engine::StreamingSession b(recent);
+  ASSERT_TRUE(b.push_frame(f1.view()).is_ok());
+  const int hb = b.add_tracks(std::vector<engine::Point2>{{out1.x, out1.y}})[0];
+  EXPECT_EQ(a.recent_descriptors(h), b.descriptors(hb));
+  EXPECT_NE(a.recent_descriptors(h), a.descriptors(h));
+  ASSERT_TRUE(a.push_frame(f2.view()).is_ok());
+  corr = a.last_first_correlation();
+  EXPECT_FALSE(std::equal(corr.begin(), corr.begin() + half, corr.begin() + half));
+}
+
 TEST_F(EngineFixture, QueryStepReturnsTheQueryAndStreamingIsDeterministic) {
   engine::StreamingSession a(*network), b(*network);
   const auto f0 = test::crop_frame(texture, 0, 0, 96, 64, 0);

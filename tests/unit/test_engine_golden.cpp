@@ -6,7 +6,8 @@
 // (training/make_test_model.py) with a 3x3 query neighbourhood and other sizes,
 // so configurations the shipped models do not use are checked too (cross-track
 // layers after both blocks; a stride-2 level; frames entered at the previous
-// output plus half its last displacement, entry_velocity 0.5).
+// output plus half its last displacement, entry_velocity 0.5; a second, recent
+// descriptor set per track, recent_descriptors).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -136,7 +137,7 @@ TEST_P(Golden, OfflineClipApiGivesTheReferenceOutputs) {
 
 std::string network_name(const ::testing::TestParamInfo<GoldenCase>& param) {
   const char* const names[] = {"Shipped", "ShippedLarge", "TinyQueryPatch3", "TinyCrossTrack", "TinyStride2Level",
-                               "TinyEntryVelocity"};
+                               "TinyEntryVelocity", "TinyRecentDescriptors"};
   return names[param.index];
 }
 
@@ -151,5 +152,7 @@ INSTANTIATE_TEST_SUITE_P(
                       GoldenCase{"/tests/data/golden/edgetap-tiny-fine",
                                  "/tests/data/golden/edgetap-tiny-fine-golden.safetensors"},
                       GoldenCase{"/tests/data/golden/edgetap-tiny-velocity",
-                                 "/tests/data/golden/edgetap-tiny-velocity-golden.safetensors"}),
+                                 "/tests/data/golden/edgetap-tiny-velocity-golden.safetensors"},
+                      GoldenCase{"/tests/data/golden/edgetap-tiny-recent",
+                                 "/tests/data/golden/edgetap-tiny-recent-golden.safetensors"}),
     network_name);

@@ -39,6 +39,10 @@ struct ModelConfig {
   // A frame's first iteration enters at the previous output plus this much of its last
   // displacement (training/STREAMING.md, step 5); 0, absent from files before round 24: the previous output.
   float entry_velocity = 0.f;
+  // A second descriptor set per track, sampled at its output in the previous frame and correlated
+  // beside the query's (training/STREAMING.md); false, absent from files before round 25. Needs
+  // entry_velocity 0.
+  bool recent_descriptors = false;
   VisibleRule visible_rule = VisibleRule::visibility;
   float visible_threshold = 0.5f;     // a point is visible when its rule's score is >= this
 
@@ -47,8 +51,10 @@ struct ModelConfig {
   bool fine_level() const noexcept { return !strides.empty() && strides.front() == 2; }
   int window_cells() const noexcept { return (2 * radius + 1) * (2 * radius + 1); }
   int query_cells() const noexcept { return query_patch * query_patch; }
-  // Correlation values per track: every query descriptor against every window cell, per level.
-  int n_corr() const noexcept { return levels() * query_cells() * window_cells(); }
+  // Descriptor sets correlated per track: the query's, and with recent_descriptors the recent ones.
+  int descriptor_sets() const noexcept { return recent_descriptors ? 2 : 1; }
+  // Correlation values per track: every descriptor of every set against every window cell, per level.
+  int n_corr() const noexcept { return descriptor_sets() * levels() * query_cells() * window_cells(); }
   int token_in() const noexcept { return corr_hidden + 2 + 4 * n_freq + 1; }
   int head_dim() const noexcept { return width / heads; }
   // The score `visible_threshold` applies to.

@@ -11,7 +11,10 @@
 //     `blocks` causal transformer blocks attending over the track's cached
 //     keys/values of the last `window` frames (plus the anchor once the query
 //     frame has left the window), and a head giving dx, dy, visibility and
-//     confidence logits.
+//     confidence logits;
+//   - with the model's recent_descriptors, each track also correlates a second
+//     descriptor set, re-sampled at the end of every step at its output (the
+//     query's until then), after the query descriptors' correlations.
 // No past frame or feature map is kept: only per-track descriptors and caches.
 #pragma once
 
@@ -68,6 +71,9 @@ class StreamingSession {
   const TrackEstimate& estimate(int handle) const { return tracks_[static_cast<std::size_t>(handle)].estimate; }
   // The track's query descriptors, [levels][query_cells][D].
   const std::vector<float>& descriptors(int handle) const { return tracks_[static_cast<std::size_t>(handle)].descriptors; }
+  // With the model's recent_descriptors: the descriptors the track's next frame correlates beside
+  // the query's, sampled in the last stepped frame at its output, same layout; empty otherwise.
+  const std::vector<float>& recent_descriptors(int handle) const { return tracks_[static_cast<std::size_t>(handle)].recent; }
   std::int64_t frames() const noexcept { return t_ + 1; }
   const StepProfile& last_profile() const noexcept { return profile_; }
   // The last pushed frame's pyramid (for tests and golden checks).
@@ -83,10 +89,14 @@ class StreamingSession {
     Point2 position;  // the last output
     Point2 previous;  // the output before it (both the query point until the query step has passed)
     std::vector<float> descriptors;  // [levels][query_cells][D]
+    std::vector<float> recent;       // recent_descriptors: the same, at the last output in its frame
     std::vector<float> keys, values; // [iters][blocks][heads][window + 1][head_dim]
     TrackEstimate estimate;
   };
   void step(const std::vector<int>& tracks, bool query_step);
+  // Writes [levels][query_cells][D]: the query_patch^2 neighbourhood of descriptors around p in
+  // the last pushed frame's pyramid.
+  void sample_descriptors(Point2 p, std::vector<float>& out) const;
   // x_ += the cross-track layer over the S stepped tracks (training/STREAMING.md): in the
   // continuing pass every track attends to all of them; a track at its query frame only to itself.
   void cross_track(const CrossTrackWeights& cw, int S, bool query_step);
