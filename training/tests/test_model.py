@@ -78,18 +78,25 @@ def test_streaming_entries_make_the_parallel_forward_stream(entry_velocity, rece
     assert (ps[-1] - xy_s).norm(dim=-1)[valid].max().item() < 1e-3
 
 
+def _stream_clip(m, T, tq, S=64):
+    """A random clip of T frames streamed with queries at frames tq [B, N] (random points):
+    the recording tracker, the query points and the outputs [B, N, T, 2]."""
+    B, N = tq.shape
+    video = torch.rand(B, T, 3, S, S) * 255
+    pq = torch.rand(B, N, 2) * (S - 1)
+    st = StreamingTracker(m, tq, pq, record={})
+    return st, pq, torch.stack([st.step(video[:, t])[0] for t in range(T)], 2)
+
+
 def test_entry_velocity_extrapolates_the_last_two_outputs():
     """With entry_velocity v a frame enters at out[t-1] + v (out[t-1] - out[t-2]); the frame after
     the query enters at the query point (no displacement yet); before it, the query point."""
     torch.manual_seed(2)
     v = 0.75
     m = _small_model(seed=5, entry_velocity=v)
-    B, T, N, S = 1, 6, 3, 64
-    video = torch.rand(B, T, 3, S, S) * 255
-    tq = torch.tensor([[0, 2, 3]])
-    pq = torch.rand(B, N, 2) * (S - 1)
-    st = StreamingTracker(m, tq, pq, record={})
-    out = torch.stack([st.step(video[:, t])[0] for t in range(T)], 2)      # [B, N, T, 2]
+    T, N = 6, 3
+    st, pq, out = _stream_clip(m, T, torch.tensor([[0, 2, 3]]))
+    tq = st.tq
     entries = torch.stack(st.record["p_init"], 2)
     for n in range(N):
         q = int(tq[0, n])
@@ -111,12 +118,9 @@ def test_recent_descriptors_are_the_previous_frame_at_the_previous_output():
     torch.manual_seed(4)
     m = _small_model(seed=7, query_patch=3, recent=True)
     cfg = m.cfg
-    B, T, N, S = 1, 5, 3, 64
-    video = torch.rand(B, T, 3, S, S) * 255
-    tq = torch.tensor([[0, 1, 3]])
-    pq = torch.rand(B, N, 2) * (S - 1)
-    st = StreamingTracker(m, tq, pq, record={})
-    out = torch.stack([st.step(video[:, t])[0] for t in range(T)], 2)        # [B, N, T, 2]
+    B, T, N = 1, 5, 3
+    st, pq, out = _stream_clip(m, T, torch.tensor([[0, 1, 3]]))
+    tq = st.tq
     half = cfg.n_corr // 2
     frame0 = torch.zeros(B, N, dtype=torch.long)
     for t in range(1, T):
@@ -128,10 +132,12 @@ def test_recent_descriptors_are_the_previous_frame_at_the_previous_output():
             q = int(tq[0, n])
             if t < q:
                 continue
-            at = pq if t <= q + 1 else out[:, :, t - 1]
-            src = [FeatureTable(f) for f in st.record["feats"][q]] if t <= q + 1 else before
+            if t <= q + 1:      # the query frame's descriptors at the query point
+                at, src = pq, [FeatureTable(f) for f in st.record["feats"][q]]
+            else:
+                at, src = out[:, :, t - 1], before
             for li, s in enumerate(cfg.strides):
-                d = window_features(src[li], frame0, (pq if t <= q + 1 else at) / s, 1)
+                d = window_features(src[li], frame0, at / s, 1)
                 want = window_correlation(tables[li], frame0, p / s, d, cfg.radius)[0, n]
                 k = want.shape[-1]
                 got = corr[0, n, half + li * k: half + (li + 1) * k]
