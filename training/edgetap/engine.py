@@ -76,6 +76,13 @@ class StreamingTracker:
         return torch.cat([window_correlation(tab, self.frame, p / s, desc[:, :, li], cfg.radius)
                           for desc in sets for li, (tab, s) in enumerate(zip(tables, cfg.strides))], dim=-1)
 
+    def _descriptors_at(self, tables, xy):
+        """[B, N, L, P, D]: each track's query_patch^2 descriptors per level around xy [B, N, 2]
+        in the current frame."""
+        cfg = self.cfg
+        return torch.stack([window_features(tab, self.frame, xy / s, cfg.query_patch // 2)
+                            for tab, s in zip(tables, cfg.strides)], dim=2)
+
     def _attend(self, blk, x, k_i, b_i, slot, is_q, bias):
         S = x.shape[0]
         q, k, v = blk.qkv_split(x)                                       # [S, h, dh]
@@ -120,11 +127,10 @@ class StreamingTracker:
         is_q = self.tq == t
         tables = [FeatureTable(f) for f in feats]
         if self.sync_free or bool(is_q.any()):   # descriptors of the tracks starting now
-            for li, (tab, s) in enumerate(zip(tables, cfg.strides)):
-                d = window_features(tab, self.frame, self.pq / s, cfg.query_patch // 2)   # [B, N, P, D]
-                self.desc[:, :, li] = torch.where(is_q[..., None, None], d, self.desc[:, :, li])
-                if self.recent is not None:
-                    self.recent[:, :, li] = torch.where(is_q[..., None, None], d, self.recent[:, :, li])
+            d = self._descriptors_at(tables, self.pq)
+            self.desc.copy_(torch.where(is_q[..., None, None, None], d, self.desc))
+            if self.recent is not None:
+                self.recent.copy_(torch.where(is_q[..., None, None, None], d, self.recent))
         slot = (t % cfg.window).reshape(1)
         self.slot_frame.index_copy_(0, slot, t.reshape(1))
         bias = self._bias()
@@ -153,9 +159,7 @@ class StreamingTracker:
                 rec.setdefault("iter_xy", []).append(p.clone())
         active = self.tq <= t
         if self.recent is not None:   # the next frame's recent descriptors: this frame's at its output
-            for li, (tab, s) in enumerate(zip(tables, cfg.strides)):
-                d = window_features(tab, self.frame, p / s, cfg.query_patch // 2)
-                self.recent[:, :, li] = torch.where(active[..., None, None], d, self.recent[:, :, li])
+            self.recent.copy_(torch.where(active[..., None, None, None], self._descriptors_at(tables, p), self.recent))
         self.p_prev.copy_(torch.where(active[..., None], self.p_last, self.p_prev))
         self.p_last.copy_(torch.where(active[..., None], p, self.p_last))
         vis_p = torch.where(is_q, torch.ones_like(vis), torch.sigmoid(vis))

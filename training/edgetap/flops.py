@@ -28,8 +28,7 @@ def track_flops(cfg):
     D, d, k2 = cfg.feat_dim, cfg.width, (2 * cfg.radius + 1) ** 2
     L = len(cfg.strides)
     P = cfg.query_patch ** 2
-    sets = 2 if cfg.recent_descriptors else 1
-    corr = L * k2 * (7 * D + 2 * D * P * sets)      # bilinear sample of D channels + P dot products per set
+    corr = L * k2 * (7 * D + 2 * D * P * cfg.descriptor_sets)      # bilinear sample of D channels + P dot products per set
     corr_mlp = 2 * (cfg.n_corr * cfg.corr_hidden + cfg.corr_hidden * cfg.corr_hidden) + 8 * cfg.corr_hidden
     tok = 2 * cfg.token_in * d + 8 * cfg.n_freq
     keys = cfg.window + 1
@@ -59,8 +58,7 @@ def frame_flops(cfg, H, W, n_tracks):
 
 def state_floats_per_track(cfg):
     """Streaming state kept per track (floats): descriptors (query and recent), positions, K/V caches (ring + anchor)."""
-    sets = 2 if cfg.recent_descriptors else 1
-    return sets * len(cfg.strides) * cfg.query_patch ** 2 * cfg.feat_dim + 2 + 2 + cfg.iters * cfg.blocks * 2 * (cfg.window + 1) * cfg.width
+    return cfg.descriptor_sets * len(cfg.strides) * cfg.query_patch ** 2 * cfg.feat_dim + 2 + 2 + cfg.iters * cfg.blocks * 2 * (cfg.window + 1) * cfg.width
 
 
 def param_breakdown(cfg):

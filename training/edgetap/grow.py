@@ -43,8 +43,8 @@ def corr_column_map(old, new):
     p_old, p_new = old.query_patch ** 2, new.query_patch ** 2
     per_set = len(new.strides) * p_new * k2
     cols = []
-    for first in range(0, old.n_corr, len(old.strides) * p_old * k2):
-        base = (first // (len(old.strides) * p_old * k2)) * per_set
+    for descriptor_set in range(old.descriptor_sets):
+        base = descriptor_set * per_set
         for s in old.strides:
             lvl = list(new.strides).index(s)
             for i in range(p_old):

@@ -55,9 +55,13 @@ class EdgeTapConfig:
     size_multiple: int = 32       # input height and width must be multiples of this
 
     @property
+    def descriptor_sets(self):
+        """Descriptor sets each track correlates: the query's, and the recent ones."""
+        return 2 if self.recent_descriptors else 1
+
+    @property
     def n_corr(self):
-        sets = 2 if self.recent_descriptors else 1
-        return sets * len(self.strides) * self.query_patch ** 2 * (2 * self.radius + 1) ** 2
+        return self.descriptor_sets * len(self.strides) * self.query_patch ** 2 * (2 * self.radius + 1) ** 2
 
     @property
     def token_in(self):
