@@ -15,25 +15,11 @@
 #include <vector>
 
 #include "edgetap/engine/streaming_session.hpp"
+#include "texture_frame.hpp"
 
 using namespace edgetap;
 
 namespace {
-
-std::vector<std::uint8_t> texture_frame(int size, int t) {
-  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(size) * size * 3);
-  for (int y = 0; y < size; ++y)
-    for (int x = 0; x < size; ++x) {
-      const float u = static_cast<float>(x + 2 * t), v = static_cast<float>(y + t);
-      for (int c = 0; c < 3; ++c) {
-        const float fc = static_cast<float>(c);
-        const float value = 128.f + 60.f * std::sin(0.11f * u + 1.3f * fc) * std::cos(0.07f * v - 0.5f * fc) +
-                            40.f * std::sin(0.031f * (u + v) + fc);
-        rgb[(static_cast<std::size_t>(y) * size + x) * 3 + c] = static_cast<std::uint8_t>(std::clamp(value, 0.f, 255.f));
-      }
-    }
-  return rgb;
-}
 
 int run(int argc, char** argv) {
   std::string model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-small.safetensors";
@@ -52,7 +38,7 @@ int run(int argc, char** argv) {
   const engine::Network network =
       engine::load_network(model, std::filesystem::path(model).replace_extension(".json").string());
   std::vector<std::vector<std::uint8_t>> clip;
-  for (int t = 0; t < frames; ++t) clip.push_back(texture_frame(size, t));
+  for (int t = 0; t < frames; ++t) clip.push_back(bench::texture_frame(size, size, t));
   std::printf("model %s (%zu parameters), %dx%d, %d iterations, %d frames streamed, median of %d runs\n", model.c_str(),
               network.weights.parameter_count(), size, size, iters > 0 ? iters : network.config.iters, frames, runs);
   std::printf("%7s %9s %9s | %8s %8s %8s %8s %8s  (ms/frame)\n", "points", "frames/s", "ms/frame", "encoder", "corr",

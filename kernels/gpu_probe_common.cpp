@@ -11,9 +11,9 @@ std::string describe_backend_choice(const GpuProbe& probe) {
     return line.str();
   }
   const GpuInfo& gpu = probe.devices.front();
-  line << "compute backend: cuda available on GPU " << gpu.index << " '" << gpu.name << "' sm_"
+  line << "compute backend: cuda (the edgetap network runs on GPU " << gpu.index << " '" << gpu.name << "' sm_"
        << gpu.compute_major << gpu.compute_minor << " (" << (gpu.memory_bytes >> 20)
-       << " MiB; binary holds " << probe.compiled_architectures << ")";
+       << " MiB; binary holds " << probe.compiled_architectures << "))";
   return line.str();
 }
 

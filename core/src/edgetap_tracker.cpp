@@ -8,7 +8,13 @@ namespace edgetap::engine {
 EdgeTapTracker::EdgeTapTracker(std::shared_ptr<const Network> network, std::optional<float> visible_threshold,
                                int iters)
     : network_(std::move(network)),
-      session_(*network_, iters),
+      session_(std::make_unique<StreamingSession>(*network_, iters)),
+      visible_threshold_(visible_threshold.value_or(network_->config.visible_threshold)) {}
+
+EdgeTapTracker::EdgeTapTracker(std::shared_ptr<const Network> network, std::unique_ptr<TrackingSession> session,
+                               std::optional<float> visible_threshold)
+    : network_(std::move(network)),
+      session_(std::move(session)),
       visible_threshold_(visible_threshold.value_or(network_->config.visible_threshold)) {}
 
 void EdgeTapTracker::add_queries(std::span<const Query> queries) {
@@ -17,13 +23,13 @@ void EdgeTapTracker::add_queries(std::span<const Query> queries) {
     if (handles_.count(q.id)) replaced.push_back(q.id);
   }
   remove_queries(replaced);
-  if (session_.frames() == 0) {
+  if (session_->frames() == 0) {
     pending_.insert(pending_.end(), queries.begin(), queries.end());
     return;
   }
   std::vector<Point2> points;
   for (const Query& q : queries) points.push_back({q.x, q.y});
-  const std::vector<int> handles = session_.add_tracks(points);
+  const std::vector<int> handles = session_->add_tracks(points);
   for (std::size_t i = 0; i < queries.size(); ++i) {
     handles_[queries[i].id] = handles[i];
     order_.push_back(queries[i].id);
@@ -35,7 +41,7 @@ std::size_t EdgeTapTracker::remove_queries(std::span<const std::string> ids) {
   for (const std::string& id : ids) {
     const auto it = handles_.find(id);
     if (it != handles_.end()) {
-      session_.remove_track(it->second);
+      session_->remove_track(it->second);
       handles_.erase(it);
       order_.erase(std::find(order_.begin(), order_.end(), id));
       ++removed;
@@ -52,7 +58,7 @@ std::size_t EdgeTapTracker::remove_queries(std::span<const std::string> ids) {
 
 Status EdgeTapTracker::push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept {
   out.clear();
-  Status status = session_.push_frame(frame);
+  Status status = session_->push_frame(frame);
   if (!status) return status;
   try {
     if (!pending_.empty()) {
@@ -63,7 +69,7 @@ Status EdgeTapTracker::push_frame(const ImageView& frame, std::vector<TrackPoint
     }
     out.reserve(order_.size());
     for (const std::string& id : order_) {
-      const TrackEstimate& e = session_.estimate(handles_.at(id));
+      const TrackEstimate& e = session_->estimate(handles_.at(id));
       const bool visible = network_->config.visible_score(e.visible, e.confidence) >= visible_threshold_;
       out.push_back({id, e.x, e.y, visible, e.confidence, false});
     }

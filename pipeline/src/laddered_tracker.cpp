@@ -57,13 +57,13 @@ std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std
       ladder.push_back(klt_rung());
     }
   }
-  const bool cuda = kernels::probe_gpus().cuda_compiled;
+  const bool cuda = network_on_gpu();
   std::vector<config::Rung> usable;
   for (config::Rung rung : ladder) {
     if (rung.width == 0) rung.width = camera.model_width;
     if (rung.height == 0) rung.height = camera.model_height;
     if (rung.precision == "fp16" && !cuda) {
-      skipped.push_back(rung_name(rung, camera) + " (fp16 needs the CUDA backend)");
+      skipped.push_back(rung_name(rung, camera) + " (fp16 needs a CUDA device: " + kernels::probe_gpus().reason + ")");
       continue;
     }
     usable.push_back(rung);
@@ -88,6 +88,7 @@ RungTrackerFactory rung_tracker_factory(const config::CameraConfig& camera, Mode
     at_rung.model_width = rung.width;
     at_rung.model_height = rung.height;
     at_rung.edgetap.iters = rung.iters;
+    at_rung.edgetap.precision = rung.precision;
     if (!rung.model.empty()) at_rung.edgetap.model = rung.model;
     return make_tracker(at_rung, models, error);
   };

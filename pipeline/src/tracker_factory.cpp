@@ -6,6 +6,10 @@
 
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/engine/safetensors.hpp"
+#include "edgetap/kernels/gpu_probe.hpp"
+#ifdef EDGETAP_HAVE_GPU_ENGINE
+#include "edgetap/gpu/cuda_session.hpp"
+#endif
 #include "edgetap/pipeline/data_files.hpp"
 #include "edgetap/pipeline/klt_tracker.hpp"
 
@@ -29,6 +33,33 @@ std::shared_ptr<const engine::Network> ModelCache::get(const std::string& weight
   return nullptr;
 }
 
+bool network_on_gpu() {
+#ifdef EDGETAP_HAVE_GPU_ENGINE
+  static const bool usable = !kernels::probe_gpus().devices.empty();
+  return usable;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// The network's session: on the GPU where one can be used, in the rung's
+// precision; on the CPU otherwise (FP32 only).
+std::unique_ptr<engine::TrackingSession> make_session(const engine::Network& network, const std::string& precision,
+                                                      int iters) {
+#ifdef EDGETAP_HAVE_GPU_ENGINE
+  if (network_on_gpu()) {
+    if (precision == "fp16") return std::make_unique<gpu::CudaStreamingSession<__half>>(network, 256, iters);
+    return std::make_unique<gpu::CudaStreamingSession<float>>(network, 256, iters);
+  }
+#endif
+  if (precision != "fp32") throw std::invalid_argument(precision + " needs a CUDA device");
+  return std::make_unique<engine::StreamingSession>(network, iters);
+}
+
+}  // namespace
+
 std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelCache& models, std::string& error) {
   if (camera.tracker == "klt") return std::make_unique<KltTracker>(camera.klt);
   if (camera.tracker == "edgetap") {
@@ -44,10 +75,13 @@ std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelC
     try {
       const std::optional<double>& threshold = camera.edgetap.visible_threshold;
       return std::make_unique<engine::EdgeTapTracker>(
-          network, threshold ? std::optional<float>(static_cast<float>(*threshold)) : std::nullopt,
-          camera.edgetap.iters);
+          network, make_session(*network, camera.edgetap.precision, camera.edgetap.iters),
+          threshold ? std::optional<float>(static_cast<float>(*threshold)) : std::nullopt);
     } catch (const std::invalid_argument& e) {
       error = "edgetap model " + path + ": " + e.what();
+      return nullptr;
+    } catch (const std::runtime_error& e) {  // the GPU could not be set up
+      error = "edgetap model " + path + " on the GPU: " + e.what();
       return nullptr;
     }
   }

@@ -55,13 +55,14 @@ struct EdgeTapSettings {             // key: edgetap (the network tracker)
   std::optional<double> visible_threshold;  // visible_threshold: the model's visible score at or above which a
                                             //   point is visible (unset = the model's own, from its JSON)
   int iters = 0;                     // refinement iterations, 0 = the model's own (set by a ladder rung, not a key)
+  std::string precision = "fp32";    // fp32 | fp16 storage on the GPU (set by a ladder rung, not a key)
   bool operator==(const EdgeTapSettings&) const = default;
 };
 
 // One rung of the degradation ladder: a tracker setting cheaper than the one above it.
 struct Rung {                        // key: ladder[i]
   std::string tracker = "edgetap";   // tracker: edgetap | klt (klt ends a ladder)
-  std::string precision = "fp32";    // precision: fp32 | fp16 (fp16 needs the CUDA backend; skipped without it)
+  std::string precision = "fp32";    // precision: fp32 | fp16 (fp16 needs a CUDA device; skipped without one)
   int width = 0, height = 0;         // size: [width, height] (0 = the camera's model_size; at most model_size)
   int iters = 0;                     // iters: refinement iterations (0 = the model's own)
   int max_points = 0;                // max_points: cap on live tracks (0 = no cap)

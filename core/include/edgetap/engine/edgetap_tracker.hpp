@@ -22,6 +22,9 @@ class EdgeTapTracker final : public Tracker {
   // by default the model's own.
   explicit EdgeTapTracker(std::shared_ptr<const Network> network,
                           std::optional<float> visible_threshold = std::nullopt, int iters = 0);
+  // The same on a session made by the caller (a GPU one) over `*network`.
+  EdgeTapTracker(std::shared_ptr<const Network> network, std::unique_ptr<TrackingSession> session,
+                 std::optional<float> visible_threshold = std::nullopt);
 
   std::string_view name() const noexcept override { return "edgetap"; }
   void add_queries(std::span<const Query> queries) override;
@@ -33,7 +36,7 @@ class EdgeTapTracker final : public Tracker {
   void start_pending();
 
   std::shared_ptr<const Network> network_;
-  StreamingSession session_;
+  std::unique_ptr<TrackingSession> session_;
   float visible_threshold_;
   std::vector<Query> pending_;             // added before the first frame
   std::map<std::string, int> handles_;     // id -> session handle

@@ -24,6 +24,7 @@
 
 #include "edgetap/engine/encoder.hpp"
 #include "edgetap/engine/model_config.hpp"
+#include "edgetap/engine/tracking_session.hpp"
 #include "edgetap/engine/weights.hpp"
 #include "edgetap/image.hpp"
 #include "edgetap/status.hpp"
@@ -38,23 +39,13 @@ struct Network {
 // Loads `<stem>.json` and `<stem>.safetensors`; throws ModelError.
 Network load_network(const std::string& safetensors_path, const std::string& config_path);
 
-struct TrackEstimate {
-  float x = 0, y = 0;     // model-input pixels
-  float visible = 0;      // probability
-  float confidence = 0;   // probability
-};
-
 // Where the last push_frame's time went (milliseconds).
 struct StepProfile {
   double encoder = 0, correlation = 0, token = 0, transformer = 0, head = 0;
   double total() const { return encoder + correlation + token + transformer + head; }
 };
 
-struct Point2 {
-  float x = 0, y = 0;
-};
-
-class StreamingSession {
+class StreamingSession final : public TrackingSession {
  public:
   // `iters`: refinement iterations per frame, 0 = the model's own (fewer is a
   // cheaper rung of the degradation ladder; the iterations share weights; more
@@ -62,19 +53,19 @@ class StreamingSession {
   explicit StreamingSession(const Network& network, int iters = 0);
 
   // Encodes `frame` and advances every track to it.
-  Status push_frame(const ImageView& frame) noexcept;
+  Status push_frame(const ImageView& frame) noexcept override;
   // Starts tracks at points of the last pushed frame; returns their handles.
   // Requires a pushed frame.
-  std::vector<int> add_tracks(std::span<const Point2> points);
-  void remove_track(int handle);
-  bool alive(int handle) const;
-  const TrackEstimate& estimate(int handle) const { return tracks_[static_cast<std::size_t>(handle)].estimate; }
+  std::vector<int> add_tracks(std::span<const Point2> points) override;
+  void remove_track(int handle) override;
+  bool alive(int handle) const override;
+  const TrackEstimate& estimate(int handle) const override { return tracks_[static_cast<std::size_t>(handle)].estimate; }
   // The track's query descriptors, [levels][query_cells][D].
   const std::vector<float>& descriptors(int handle) const { return tracks_[static_cast<std::size_t>(handle)].descriptors; }
   // With the model's recent_descriptors: the descriptors the track's next frame correlates beside
   // the query's, sampled in the last stepped frame at its output, same layout; empty otherwise.
   const std::vector<float>& recent_descriptors(int handle) const { return tracks_[static_cast<std::size_t>(handle)].recent; }
-  std::int64_t frames() const noexcept { return t_ + 1; }
+  std::int64_t frames() const noexcept override { return t_ + 1; }
   const StepProfile& last_profile() const noexcept { return profile_; }
   // The last pushed frame's pyramid (for tests and golden checks).
   const Pyramid& pyramid() const noexcept { return pyramid_; }

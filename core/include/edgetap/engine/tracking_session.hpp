@@ -1,0 +1,41 @@
+// What the edgetap tracker drives: the network streaming over one camera, on
+// the CPU (engine::StreamingSession) or on a GPU (gpu::CudaStreamingSession).
+// Both follow the same semantics (training/STREAMING.md) and hand out the same
+// track handles for the same calls.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "edgetap/image.hpp"
+#include "edgetap/status.hpp"
+
+namespace edgetap::engine {
+
+struct TrackEstimate {
+  float x = 0, y = 0;     // model-input pixels
+  float visible = 0;      // probability
+  float confidence = 0;   // probability
+};
+
+struct Point2 {
+  float x = 0, y = 0;
+};
+
+class TrackingSession {
+ public:
+  virtual ~TrackingSession() = default;
+  // Encodes `frame` and advances every track to it.
+  virtual Status push_frame(const ImageView& frame) noexcept = 0;
+  // Starts tracks at points of the last pushed frame; returns their handles.
+  // Requires a pushed frame.
+  virtual std::vector<int> add_tracks(std::span<const Point2> points) = 0;
+  virtual void remove_track(int handle) = 0;
+  virtual bool alive(int handle) const = 0;
+  virtual const TrackEstimate& estimate(int handle) const = 0;
+  // Frames pushed so far.
+  virtual std::int64_t frames() const noexcept = 0;
+};
+
+}  // namespace edgetap::engine
