@@ -1,0 +1,407 @@
+// CudaEncoder: engine::CpuEncoder's network as a fixed program of steps, each
+// a cuDNN convolution (NHWC activations, KRSC filters: the CPU layouts as they
+// are) followed by one epilogue kernel (bias, residual, upsample-add, ReLU).
+// prepare() builds the program for a frame size: descriptors, algorithms, one
+// workspace and one arena for every activation; encode() only replays it.
+#include "edgetap/gpu/cuda_encoder.hpp"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "edgetap/gpu/cudnn_check.hpp"
+#include "edgetap/gpu/device_buffer.hpp"
+#include "edgetap/kernels/cuda/check.hpp"
+#include "edgetap/kernels/cuda/encoder_ops.hpp"
+
+namespace edgetap::gpu {
+
+namespace {
+
+namespace kc = kernels::cuda;
+
+// The most workspace one convolution may ask for before a slower algorithm
+// that needs less is preferred: the encoder's convolutions are small and the
+// daemon shares the GPU with other cameras.
+constexpr std::size_t kWorkspaceCap = std::size_t{64} << 20;
+// Every activation in the arena starts on this boundary (cuDNN's vectorized
+// kernels want at least 16 bytes; 256 is what cudaMalloc itself gives).
+constexpr std::size_t kAlignBytes = 256;
+
+// Owner of one cuDNN object (handle or descriptor): created on construction,
+// destroyed once, movable.
+template <class Handle, cudnnStatus_t (*Create)(Handle*), cudnnStatus_t (*Destroy)(Handle)>
+class CudnnOwned {
+ public:
+  CudnnOwned() { EDGETAP_CUDNN_CHECK(Create(&handle_)); }
+  CudnnOwned(CudnnOwned&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  CudnnOwned& operator=(CudnnOwned&& o) noexcept {
+    std::swap(handle_, o.handle_);
+    return *this;
+  }
+  CudnnOwned(const CudnnOwned&) = delete;
+  CudnnOwned& operator=(const CudnnOwned&) = delete;
+  ~CudnnOwned() {
+    if (handle_ != nullptr) Destroy(handle_);
+  }
+  Handle get() const noexcept { return handle_; }
+
+ private:
+  Handle handle_ = nullptr;
+};
+
+using CudnnHandle = CudnnOwned<cudnnHandle_t, cudnnCreate, cudnnDestroy>;
+using TensorDesc = CudnnOwned<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDesc = CudnnOwned<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvDesc =
+    CudnnOwned<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
+
+// cuDNN's names for a storage precision. Accumulation is float for both.
+// FP32 asks for FMA math: CUDNN_DEFAULT_MATH lets cuDNN use TF32 tensor cores
+// on Ampere and later (10-bit mantissa), which would not match the CPU.
+template <class T>
+struct Precision;
+template <>
+struct Precision<float> {
+  static constexpr cudnnDataType_t data = CUDNN_DATA_FLOAT;
+  static constexpr cudnnMathType_t math = CUDNN_FMA_MATH;
+};
+template <>
+struct Precision<__half> {
+  static constexpr cudnnDataType_t data = CUDNN_DATA_HALF;
+  static constexpr cudnnMathType_t math = CUDNN_TENSOR_OP_MATH;
+};
+
+// One convolution's weights on the device, independent of the frame size.
+template <class T>
+struct DeviceConv {
+  int cin = 0, cout = 0, k = 0, stride = 1;
+  DeviceBuffer<T> weight;    // [cout][k][k][cin] = cuDNN's NHWC filter (KRSC)
+  DeviceBuffer<float> bias;  // [cout], added in float by the epilogue
+  FilterDesc filter;
+};
+
+template <class T>
+DeviceConv<T> upload_conv(const engine::Conv& c) {
+  // cuDNN pads symmetrically; the CPU pads k/2 before and after, which agrees
+  // (and gives ceil(in / stride) outputs) only for odd k.
+  if (c.k % 2 != 1 || c.stride < 1 || c.cin < 1 || c.cout < 1) {
+    throw std::invalid_argument("CudaEncoder: unsupported convolution (k " + std::to_string(c.k) + ", stride " +
+                                std::to_string(c.stride) + ")");
+  }
+  DeviceConv<T> d;
+  d.cin = c.cin;
+  d.cout = c.cout;
+  d.k = c.k;
+  d.stride = c.stride;
+  d.weight = to_device<T>(c.weight);
+  d.bias = to_device<float>(c.bias);
+  EDGETAP_CUDNN_CHECK(
+      cudnnSetFilter4dDescriptor(d.filter.get(), Precision<T>::data, CUDNN_TENSOR_NHWC, c.cout, c.cin, c.k, c.k));
+  return d;
+}
+
+// One step of the program: a convolution of `in` into `acc`, then the
+// epilogue (whose acc, bias and shape are this step's).
+template <class T>
+struct ConvStep {
+  const DeviceConv<T>* conv = nullptr;
+  TensorDesc in_desc, out_desc;
+  ConvDesc desc;
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  std::size_t workspace_bytes = 0;
+  const T* in = nullptr;
+  T* acc = nullptr;  // the convolution's output, without bias
+  kc::ConvEpilogue<T> epilogue;
+};
+
+// Never TF32 for FP32 (nor a down-conversion for either precision).
+bool acceptable_math(cudnnDataType_t data, cudnnMathType_t math) {
+  if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
+  return data != CUDNN_DATA_FLOAT || math != CUDNN_TENSOR_OP_MATH;
+}
+
+// cuDNN's heuristic ranking (no benchmarking: nothing runs or synchronizes
+// and the choice is the same every run): the first deterministic algorithm
+// within the workspace cap, else the first that runs at all; never one that
+// changes FP32's math.
+cudnnConvolutionFwdAlgoPerf_t choose_algorithm(cudnnHandle_t handle, cudnnDataType_t data,
+                                               cudnnTensorDescriptor_t in, cudnnFilterDescriptor_t filter,
+                                               cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t out) {
+  int capacity = 0;
+  EDGETAP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &capacity));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked(static_cast<std::size_t>(std::max(capacity, 1)));
+  int returned = 0;
+  EDGETAP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, in, filter, conv, out, capacity, &returned,
+                                                             ranked.data()));
+  ranked.resize(static_cast<std::size_t>(std::max(returned, 0)));
+  auto runs = [&](const cudnnConvolutionFwdAlgoPerf_t& p) {
+    return p.status == CUDNN_STATUS_SUCCESS && acceptable_math(data, p.mathType);
+  };
+  for (const auto& p : ranked) {
+    if (runs(p) && p.determinism == CUDNN_DETERMINISTIC && p.memory <= kWorkspaceCap) return p;
+  }
+  for (const auto& p : ranked) {
+    if (runs(p)) return p;
+  }
+  throw std::runtime_error("CudaEncoder: cuDNN offers no forward algorithm for a convolution");
+}
+
+// Builds one step's descriptors for an in_h x in_w input and picks its
+// algorithm. `epilogue` comes with residual, coarse, relu and out set (out
+// null: in place on acc).
+template <class T>
+ConvStep<T> plan_step(cudnnHandle_t handle, const DeviceConv<T>& conv, const T* in, int in_h, int in_w, T* acc,
+                      kc::ConvEpilogue<T> epilogue) {
+  constexpr cudnnDataType_t data = Precision<T>::data;
+  ConvStep<T> s;
+  s.conv = &conv;
+  s.in = in;
+  s.acc = acc;
+  const int out_h = (in_h + conv.stride - 1) / conv.stride, out_w = (in_w + conv.stride - 1) / conv.stride;
+  EDGETAP_CUDNN_CHECK(cudnnSetTensor4dDescriptor(s.in_desc.get(), CUDNN_TENSOR_NHWC, data, 1, conv.cin, in_h, in_w));
+  EDGETAP_CUDNN_CHECK(
+      cudnnSetTensor4dDescriptor(s.out_desc.get(), CUDNN_TENSOR_NHWC, data, 1, conv.cout, out_h, out_w));
+  const int pad = conv.k / 2;
+  EDGETAP_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(s.desc.get(), pad, pad, conv.stride, conv.stride, 1, 1,
+                                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  EDGETAP_CUDNN_CHECK(cudnnSetConvolutionMathType(s.desc.get(), Precision<T>::math));
+
+  // The CPU's output size, ceil(in / stride), must be cuDNN's too.
+  int n = 0, c = 0, h = 0, w = 0;
+  EDGETAP_CUDNN_CHECK(
+      cudnnGetConvolution2dForwardOutputDim(s.desc.get(), s.in_desc.get(), conv.filter.get(), &n, &c, &h, &w));
+  if (n != 1 || c != conv.cout || h != out_h || w != out_w) {
+    throw std::logic_error("CudaEncoder: cuDNN's output size differs from the CPU encoder's");
+  }
+
+  const cudnnConvolutionFwdAlgoPerf_t best =
+      choose_algorithm(handle, data, s.in_desc.get(), conv.filter.get(), s.desc.get(), s.out_desc.get());
+  // The math type belongs with the algorithm (cuDNN decides tensor-core use
+  // from both), so FP16's descriptor takes the one the ranking was made for;
+  // FP32's stays FMA, whatever its entry says.
+  if (data != CUDNN_DATA_FLOAT) EDGETAP_CUDNN_CHECK(cudnnSetConvolutionMathType(s.desc.get(), best.mathType));
+  s.algo = best.algo;
+  s.workspace_bytes = best.memory;
+
+  epilogue.acc = acc;
+  epilogue.bias = conv.bias.data();
+  epilogue.height = out_h;
+  epilogue.width = out_w;
+  epilogue.channels = conv.cout;
+  if (epilogue.out == nullptr) epilogue.out = acc;
+  s.epilogue = epilogue;
+  return s;
+}
+
+// Enqueues one step: the convolution into the step's acc, then its epilogue.
+template <class T>
+void run_step(cudnnHandle_t handle, const ConvStep<T>& s, void* workspace, std::size_t workspace_bytes,
+              cudaStream_t stream) {
+  const float alpha = 1.f, beta = 0.f;  // float scalars: the compute type is float for both precisions
+  EDGETAP_CUDNN_CHECK(cudnnConvolutionForward(handle, &alpha, s.in_desc.get(), s.in, s.conv->filter.get(),
+                                              s.conv->weight.data(), s.desc.get(), s.algo, workspace,
+                                              workspace_bytes, &beta, s.out_desc.get(), s.acc));
+  kc::conv_epilogue(s.epilogue, stream);
+}
+
+// Element offsets of the arena's arrays, each aligned to kAlignBytes.
+class ArenaLayout {
+ public:
+  template <class T>
+  std::size_t add(std::size_t count) {
+    constexpr std::size_t align = kAlignBytes / sizeof(T);
+    const std::size_t offset = (total_ + align - 1) / align * align;
+    total_ = offset + count;
+    return offset;
+  }
+  std::size_t total() const noexcept { return total_; }
+
+ private:
+  std::size_t total_ = 0;
+};
+
+}  // namespace
+
+template <class T>
+struct CudaEncoder<T>::Impl {
+  engine::ModelConfig config;
+  cudaStream_t stream = nullptr;
+  CudnnHandle cudnn;
+  DeviceConv<T> stem, down4, res4, down8, res8, down16, res16a, res16b, down32, lat4, lat8, lat16, lat32;
+  std::optional<DeviceConv<T>> fine2, lat2;  // the stride-2 level's side branch
+
+  // The program for the prepared frame size.
+  int height = 0, width = 0;
+  DeviceBuffer<T> arena;  // the normalized input and every activation
+  DeviceBuffer<unsigned char> workspace;
+  std::size_t workspace_bytes = 0;
+  T* input = nullptr;
+  std::vector<ConvStep<T>> steps;
+  kc::PyramidView<T> pyramid;
+
+  Impl(const engine::ModelConfig& cfg, const engine::Weights& w, cudaStream_t s);
+  void build(int h, int w);
+  void run_steps() {
+    for (const ConvStep<T>& s : steps) run_step(cudnn.get(), s, workspace.data(), workspace_bytes, stream);
+  }
+};
+
+template <class T>
+CudaEncoder<T>::Impl::Impl(const engine::ModelConfig& cfg, const engine::Weights& w, cudaStream_t s)
+    : config(cfg),
+      stream(s),
+      stem(upload_conv<T>(w.stem)),
+      down4(upload_conv<T>(w.down4)),
+      res4(upload_conv<T>(w.res4)),
+      down8(upload_conv<T>(w.down8)),
+      res8(upload_conv<T>(w.res8)),
+      down16(upload_conv<T>(w.down16)),
+      res16a(upload_conv<T>(w.res16a)),
+      res16b(upload_conv<T>(w.res16b)),
+      down32(upload_conv<T>(w.down32)),
+      lat4(upload_conv<T>(w.lat4)),
+      lat8(upload_conv<T>(w.lat8)),
+      lat16(upload_conv<T>(w.lat16)),
+      lat32(upload_conv<T>(w.lat32)) {
+  // The pyramid is strides 4, 8, 16, 32, with 2 first for the fine level.
+  const int first_stride = config.fine_level() ? 2 : 4;
+  bool strides_ok = config.levels() == (config.fine_level() ? 5 : 4) && config.levels() <= kc::kMaxLevels;
+  for (int l = 0; strides_ok && l < config.levels(); ++l) {
+    strides_ok = config.strides[static_cast<std::size_t>(l)] == first_stride << l;
+  }
+  if (!strides_ok) {
+    throw std::invalid_argument("CudaEncoder: the encoder makes strides 4..32, and 2 with the fine level");
+  }
+  if (config.fine_level()) {
+    fine2.emplace(upload_conv<T>(w.fine2));
+    lat2.emplace(upload_conv<T>(w.lat2));
+  }
+  // Every cuDNN call of this encoder is enqueued on the session's stream.
+  EDGETAP_CUDNN_CHECK(cudnnSetStream(cudnn.get(), stream));
+}
+
+// The program of CpuEncoder::encode, step for step: the backbone with its
+// residual stages in place, the fine branch, then the top-down sums coarse to
+// fine, each level written where the pyramid view points.
+template <class T>
+void CudaEncoder<T>::Impl::build(int H, int W) {
+  const bool fine = config.fine_level();
+  const int D = config.feat_dim;
+  const auto& ch = config.enc_channels;  // widths at strides 2, 4, 8, 16, 32
+  const int hs[5] = {H / 2, H / 4, H / 8, H / 16, H / 32}, ws[5] = {W / 2, W / 4, W / 8, W / 16, W / 32};
+  auto cells = [&](int i) { return static_cast<std::size_t>(hs[i]) * ws[i]; };
+  const int first = fine ? 0 : 1;  // the finest pyramid level's index among strides 2..32
+
+  ArenaLayout layout;
+  const std::size_t input_at = layout.add<T>(static_cast<std::size_t>(H) * W * 3);
+  std::size_t backbone_at[5], level_at[5] = {};
+  for (int i = 0; i < 5; ++i) backbone_at[i] = layout.add<T>(cells(i) * ch[i]);  // x2, c4, c8, c16, c32
+  const std::size_t c2_at = layout.add<T>(fine ? cells(0) * ch[0] : 0);
+  // A residual stage's conv output (the only one that cannot be written in place).
+  const std::size_t tmp_at = layout.add<T>(std::max({cells(1) * ch[1], cells(2) * ch[2], cells(3) * ch[3]}));
+  for (int i = first; i < 5; ++i) level_at[i] = layout.add<T>(cells(i) * D);
+  arena.resize(layout.total());
+
+  T* base = arena.data();
+  input = base + input_at;
+  T* x2 = base + backbone_at[0];
+  T *c4 = base + backbone_at[1], *c8 = base + backbone_at[2], *c16 = base + backbone_at[3];
+  T* c32 = base + backbone_at[4];
+  T* c2 = base + c2_at;
+  T* tmp = base + tmp_at;
+
+  steps.clear();
+  cudnnHandle_t h = cudnn.get();
+  auto relu = [](const T* residual = nullptr, T* out = nullptr) {
+    kc::ConvEpilogue<T> e;
+    e.relu = true;
+    e.residual = residual;
+    e.out = out;
+    return e;
+  };
+  // Backbone: x = relu(conv(x)); residual stages x = relu(x + res(x)).
+  steps.push_back(plan_step(h, stem, input, H, W, x2, relu()));
+  steps.push_back(plan_step(h, down4, x2, hs[0], ws[0], c4, relu()));
+  steps.push_back(plan_step(h, res4, c4, hs[1], ws[1], tmp, relu(c4, c4)));
+  steps.push_back(plan_step(h, down8, c4, hs[1], ws[1], c8, relu()));
+  steps.push_back(plan_step(h, res8, c8, hs[2], ws[2], tmp, relu(c8, c8)));
+  steps.push_back(plan_step(h, down16, c8, hs[2], ws[2], c16, relu()));
+  steps.push_back(plan_step(h, res16a, c16, hs[3], ws[3], tmp, relu(c16, c16)));
+  steps.push_back(plan_step(h, res16b, c16, hs[3], ws[3], tmp, relu(c16, c16)));
+  steps.push_back(plan_step(h, down32, c16, hs[3], ws[3], c32, relu()));
+  // The stride-2 side branch, off the backbone's path: relu(x2 + fine2(x2)).
+  if (fine) steps.push_back(plan_step(h, *fine2, x2, hs[0], ws[0], c2, relu(x2)));
+
+  // Top-down: f32 = lat32(c32); f_s = lat_s(c_s) + upsample2(f_2s), no ReLU.
+  const DeviceConv<T>* lat[5] = {fine ? &*lat2 : nullptr, &lat4, &lat8, &lat16, &lat32};
+  const T* src[5] = {c2, c4, c8, c16, c32};
+  pyramid = kc::PyramidView<T>{};
+  pyramid.levels = 5 - first;
+  pyramid.channels = D;
+  for (int i = 4; i >= first; --i) {
+    T* level = base + level_at[i];
+    kc::ConvEpilogue<T> e;
+    if (i < 4) e.coarse = base + level_at[i + 1];
+    steps.push_back(plan_step(h, *lat[i], src[i], hs[i], ws[i], level, e));
+    const int l = i - first;
+    pyramid.level[l] = level;
+    pyramid.height[l] = hs[i];
+    pyramid.width[l] = ws[i];
+    pyramid.stride[l] = static_cast<float>(config.strides[static_cast<std::size_t>(l)]);
+  }
+
+  workspace_bytes = 0;
+  for (const ConvStep<T>& s : steps) workspace_bytes = std::max(workspace_bytes, s.workspace_bytes);
+  workspace.resize(std::max<std::size_t>(workspace_bytes, 1));
+  height = H;
+  width = W;
+}
+
+template <class T>
+CudaEncoder<T>::CudaEncoder(const engine::ModelConfig& config, const engine::Weights& weights, cudaStream_t stream)
+    : impl_(std::make_unique<Impl>(config, weights, stream)) {}
+
+template <class T>
+CudaEncoder<T>::~CudaEncoder() = default;
+
+template <class T>
+void CudaEncoder<T>::prepare(int height, int width) {
+  Impl& m = *impl_;
+  if (height == m.height && width == m.width) return;
+  // Every level must halve exactly down to stride 32 (as the CPU encoder assumes).
+  const int multiple = std::max(m.config.size_multiple, 32);
+  if (height <= 0 || width <= 0 || height % multiple != 0 || width % multiple != 0) {
+    throw std::invalid_argument("CudaEncoder: frame " + std::to_string(width) + "x" + std::to_string(height) +
+                                " is not a multiple of " + std::to_string(multiple));
+  }
+  m.height = m.width = 0;  // nothing prepared should a step below throw
+  m.build(height, width);
+  // One run on zeroed memory, waited for: cuDNN's first use of an algorithm
+  // (module loading, any one-time set-up) happens here, outside the frame
+  // path and outside any graph capture that follows.
+  EDGETAP_CUDA_CHECK(cudaMemsetAsync(m.arena.data(), 0, m.arena.bytes(), m.stream));
+  m.run_steps();
+  EDGETAP_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+}
+
+template <class T>
+kc::PyramidView<T> CudaEncoder<T>::encode(const std::uint8_t* rgb, int height, int width) {
+  prepare(height, width);
+  Impl& m = *impl_;
+  const float scale = 1.f / (255.f * m.config.pixel_std), shift = -m.config.pixel_mean / m.config.pixel_std;
+  kc::normalize_rgb(rgb, height, width, scale, shift, m.input, m.stream);
+  m.run_steps();
+  return m.pyramid;
+}
+
+template class CudaEncoder<float>;
+template class CudaEncoder<__half>;
+
+}  // namespace edgetap::gpu

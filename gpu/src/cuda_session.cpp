@@ -1,0 +1,496 @@
+#include "edgetap/gpu/cuda_session.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+#include "edgetap/gpu/cuda_encoder.hpp"
+#include "edgetap/gpu/device_buffer.hpp"
+#include "edgetap/gpu/device_weights.hpp"
+#include "edgetap/gpu/gemm.hpp"
+#include "edgetap/kernels/cuda/check.hpp"
+#include "edgetap/kernels/cuda/track_ops.hpp"
+#include "event_timer.hpp"
+#include "session_ops.hpp"
+
+namespace edgetap::gpu {
+
+namespace k = edgetap::kernels::cuda;
+
+namespace {
+
+int checked_iters(int iters, const engine::ModelConfig& c) {
+  if (iters > c.iters) {
+    throw std::invalid_argument("iters " + std::to_string(iters) + " is more than the model's " +
+                                std::to_string(c.iters) + " refinement iterations");
+  }
+  return iters > 0 ? iters : c.iters;
+}
+
+void check_model_fits(const engine::ModelConfig& c) {
+  if (c.levels() > k::kMaxLevels) throw std::invalid_argument("the CUDA engine takes at most 5 pyramid levels");
+  if (c.window > k::kMaxWindow) throw std::invalid_argument("the CUDA engine takes a window of at most 32 frames");
+}
+
+}  // namespace
+
+template <class T>
+struct CudaStreamingSession<T>::Impl {
+  Impl(const engine::Network& network, int initial_capacity, int iters_)
+      : net(network),
+        c(network.config),
+        iters(checked_iters(iters_, network.config)),
+        stream(make_stream()),
+        encoder(network.config, network.weights, stream),
+        blas(stream),
+        w(upload_tracker_weights<T>(network.weights)),
+        timer(stream) {
+    check_model_fits(c);
+    if (initial_capacity <= 0) throw std::invalid_argument("the initial track capacity must be positive");
+    clock_dev.resize(1);
+    clock_host.resize(1);
+    k::FrameClock& clk = *clock_host.data();
+    clk = k::FrameClock{};
+    std::fill(std::begin(clk.slot_frame), std::end(clk.slot_frame), -1);
+    reserve(initial_capacity);
+  }
+
+  ~Impl() {
+    if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
+    if (stream != nullptr) {
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+    }
+  }
+
+  static cudaStream_t make_stream() {
+    cudaStream_t s = nullptr;
+    EDGETAP_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return s;
+  }
+
+  // Sizes of one slot's state and of the step's rows.
+  std::size_t set_stride() const { return static_cast<std::size_t>(c.levels()) * c.query_cells() * c.feat_dim; }
+  std::size_t desc_stride() const { return set_stride() * c.descriptor_sets(); }
+  std::size_t layer_stride() const { return static_cast<std::size_t>(c.heads) * (c.window + 1) * c.head_dim(); }
+  std::size_t cache_stride() const { return static_cast<std::size_t>(c.iters) * c.blocks * layer_stride(); }
+  std::size_t layer_offset(int it, int b) const { return (static_cast<std::size_t>(it) * c.blocks + b) * layer_stride(); }
+
+  // Makes room for `cap` tracks: the per-slot state keeps its contents, the
+  // per-row work buffers are only sized. The captured graph, which holds the
+  // old addresses, is dropped.
+  void reserve(int cap_) {
+    if (cap_ <= capacity) return;
+    const std::size_t cap = static_cast<std::size_t>(cap_);
+    const std::size_t width = static_cast<std::size_t>(c.width);
+    query.grow_keeping(cap);
+    position.grow_keeping(cap);
+    previous.grow_keeping(cap);
+    query_frame.grow_keeping(cap);
+    estimate_dev.grow_keeping(cap);
+    descs.grow_keeping(cap * desc_stride());
+    keys.grow_keeping(cap * cache_stride());
+    values.grow_keeping(cap * cache_stride());
+
+    slots_dev.resize(cap);
+    points.resize(cap);
+    new_points.resize(cap);
+    corr.resize(cap * c.n_corr());
+    const std::size_t acc_cols = std::max({static_cast<std::size_t>(c.corr_hidden), 3 * width,
+                                           static_cast<std::size_t>(c.mlp_ratio) * width});
+    acc.resize(cap * acc_cols);
+    hidden.resize(cap * std::max(static_cast<std::size_t>(c.corr_hidden), static_cast<std::size_t>(c.mlp_ratio) * width));
+    token.resize(cap * c.token_in());
+    x.resize(cap * width);
+    h.resize(cap * width);
+    normed.resize(cap * width);
+    qkv.resize(cap * 3 * width);
+    attended.resize(cap * width);
+    head_acc.resize(cap * 4);
+    if (!c.cross_after.empty()) {  // the cross-track attention's [heads][S][S] scores
+      qkv_t.resize(cap * 3 * width);
+      scores.resize(static_cast<std::size_t>(c.heads) * cap * cap);
+      probs.resize(static_cast<std::size_t>(c.heads) * cap * cap);
+    }
+    slots_host.resize(cap);
+    points_host.resize(cap);
+    estimate_host.resize(cap);
+    tracks.resize(cap);
+    estimates.resize(cap);
+    capacity = cap_;
+    drop_graph();
+  }
+
+  void drop_graph() {
+    if (graph_exec != nullptr) EDGETAP_CUDA_CHECK(cudaGraphExecDestroy(graph_exec));
+    graph_exec = nullptr;
+  }
+
+  // ---- The step: every iteration of every stepped row, enqueued on the stream.
+
+  void enqueue_step(int S, bool query_step) {
+    const int width = c.width;
+    const float* head_bias = w.head.bias.data();
+    k::entry_points(slots_dev.data(), S, query.data(), position.data(), previous.data(), c.entry_velocity, query_step,
+                    points.data(), stream);
+    k::broadcast_row(w.h0.data(), S, width, h.data(), stream);
+    for (int it = 0; it < iters; ++it) {
+      timer.begin(Stage::correlation);
+      k::window_correlation(pyramid, slots_dev.data(), points.data(), S, c.radius, descs.data(), desc_stride(),
+                            set_stride(), c.descriptor_sets(), c.query_patch, corr.data(), stream);
+      timer.begin(Stage::token);
+      linear(w.corr1, corr.data(), S, acc.data());
+      k::bias_activation(acc.data(), w.corr1.bias.data(), S, c.corr_hidden, true, hidden.data(), stream);
+      linear(w.corr2, hidden.data(), S, acc.data());
+      k::token_inputs(acc.data(), w.corr2.bias.data(), c.corr_hidden, points.data(), query.data(), slots_dev.data(), S,
+                      c.disp_scale, c.n_freq, query_step, token.data(), stream);
+      linear(w.inp, token.data(), S, x.data());
+      k::add_rows(x.data(), w.inp.bias.data(), h.data(), S, width, stream);  // x = inp(token) + h
+      timer.begin(Stage::transformer);
+      for (int b = 0; b < c.blocks; ++b) {
+        block(b, it, S, query_step);
+        if (const int xi = c.cross_layer(b); xi >= 0) cross_track(w.cross[static_cast<std::size_t>(xi)], S, query_step);
+      }
+      EDGETAP_CUDA_CHECK(cudaMemcpyAsync(h.data(), x.data(), static_cast<std::size_t>(S) * width * sizeof(float),
+                                         cudaMemcpyDeviceToDevice, stream));
+      timer.begin(Stage::head);
+      k::layer_norm_rows(x.data(), S, width, w.ln_out.gamma.data(), w.ln_out.beta.data(), normed.data(), stream);
+      linear(w.head, normed.data(), S, head_acc.data());
+      k::apply_head(head_acc.data(), head_bias, S, query_step, points.data(), stream);
+    }
+    k::finish_step(head_acc.data(), head_bias, slots_dev.data(), S, query_step, points.data(), position.data(),
+                   previous.data(), estimate_dev.data(), stream);
+    // The next frame's recent descriptors: this frame's, at this output.
+    if (c.recent_descriptors) {
+      k::sample_descriptors(pyramid, slots_dev.data(), points.data(), S, c.query_patch, descs.data() + set_stride(),
+                            desc_stride(), stream);
+    }
+    timer.end();
+  }
+
+  // out (float) = in (T) * W^T; the bias is added by whoever reads out.
+  void linear(const DeviceLinear<T>& l, const T* in, int rows, float* out, bool accumulate = false) {
+    blas.gemm_nt<T>(rows, l.out, l.in, in, l.in, l.weight.data(), l.in, out, l.out, accumulate);
+  }
+
+  void block(int b, int it, int S, bool query_step) {
+    const DeviceBlock<T>& bw = w.blocks[static_cast<std::size_t>(b)];
+    const int width = c.width;
+    k::layer_norm_rows(x.data(), S, width, bw.ln1.gamma.data(), bw.ln1.beta.data(), normed.data(), stream);
+    linear(bw.qkv, normed.data(), S, qkv.data());
+    k::add_rows(qkv.data(), bw.qkv.bias.data(), nullptr, S, 3 * width, stream);
+    k::attend_cached(qkv.data(), slots_dev.data(), S, c.heads, c.head_dim(), c.window, query_step, keys.data(),
+                     values.data(), cache_stride(), layer_offset(it, b), w.rel_bias.data(), query_frame.data(),
+                     clock_dev.data(), attended.data(), stream);
+    linear(bw.proj, attended.data(), S, x.data(), true);  // x += proj(o)
+    k::add_rows(x.data(), bw.proj.bias.data(), nullptr, S, width, stream);
+    k::layer_norm_rows(x.data(), S, width, bw.ln2.gamma.data(), bw.ln2.beta.data(), normed.data(), stream);
+    linear(bw.fc1, normed.data(), S, acc.data());
+    k::bias_activation(acc.data(), bw.fc1.bias.data(), S, bw.fc1.out, true, hidden.data(), stream);
+    linear(bw.fc2, hidden.data(), S, x.data(), true);  // x += mlp(x)
+    k::add_rows(x.data(), bw.fc2.bias.data(), nullptr, S, width, stream);
+  }
+
+  // x += the cross-track layer (engine::StreamingSession::cross_track): every
+  // stepped track attends to all of them; on the query step only to itself.
+  void cross_track(const DeviceCrossTrack<T>& cw, int S, bool query_step) {
+    const int width = c.width, dh = c.head_dim(), heads = c.heads;
+    k::layer_norm_rows(x.data(), S, width, cw.ln.gamma.data(), cw.ln.beta.data(), normed.data(), stream);
+    linear(cw.qkv, normed.data(), S, qkv.data());
+    k::add_rows(qkv.data(), cw.qkv.bias.data(), nullptr, S, 3 * width, stream);
+    if (query_step) {
+      k::take_values(qkv.data(), S, width, attended.data(), stream);
+    } else {
+      k::convert(qkv.data(), static_cast<std::size_t>(S) * 3 * width, qkv_t.data(), stream);
+      const long long ss = static_cast<long long>(S) * S;
+      // scores_h = Q_h K_h^T, then P_h = softmax(scores_h / sqrt(dh)), O_h = P_h V_h, heads as a batch.
+      blas.gemm_nt_batched<T>(S, S, dh, qkv_t.data(), 3 * width, dh, qkv_t.data() + width, 3 * width, dh,
+                              scores.data(), S, ss, heads);
+      k::softmax_rows(scores.data(), heads * S, S, 1.f / std::sqrt(static_cast<float>(dh)), probs.data(), stream);
+      blas.gemm_nn_batched<T>(S, dh, S, probs.data(), S, ss, qkv_t.data() + 2 * width, 3 * width, dh,
+                              attended.data(), width, dh, heads);
+    }
+    linear(cw.proj, attended.data(), S, x.data(), true);  // x += proj(o)
+    k::add_rows(x.data(), cw.proj.bias.data(), nullptr, S, width, stream);
+  }
+
+  // ---- Frames.
+
+  // The frame into pinned memory (rows packed), the clock advanced on the host side.
+  void stage_frame(const ImageView& frame) {
+    const std::size_t row = static_cast<std::size_t>(frame.width) * 3;
+    const std::size_t bytes = row * frame.height;
+    rgb_host.resize(bytes);
+    rgb_dev.resize(bytes);
+    for (int y = 0; y < frame.height; ++y) std::memcpy(rgb_host.data() + row * y, frame.row(y), row);
+    ++t;
+    k::FrameClock& clk = *clock_host.data();
+    clk.t = t;
+    clk.slot_frame[t % c.window] = t;
+  }
+
+  // Copies in, encoder, step, estimates out: one frame's device work.
+  void enqueue_frame(int S, int height, int width) {
+    const std::size_t bytes = static_cast<std::size_t>(width) * height * 3;
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(rgb_dev.data(), rgb_host.data(), bytes, cudaMemcpyHostToDevice, stream));
+    EDGETAP_CUDA_CHECK(
+        cudaMemcpyAsync(clock_dev.data(), clock_host.data(), sizeof(k::FrameClock), cudaMemcpyHostToDevice, stream));
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(slots_dev.data(), slots_host.data(), static_cast<std::size_t>(S) * sizeof(int),
+                                       cudaMemcpyHostToDevice, stream));
+    timer.begin(Stage::encoder);
+    pyramid = encoder.encode(rgb_dev.data(), height, width);
+    if (S > 0) enqueue_step(S, false);
+    timer.end();
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(estimate_host.data(), estimate_dev.data(),
+                                       static_cast<std::size_t>(capacity) * sizeof(float4), cudaMemcpyDeviceToHost,
+                                       stream));
+  }
+
+  void push(const ImageView& frame) {
+    if (frame.empty() || frame.width % c.size_multiple != 0 || frame.height % c.size_multiple != 0) {
+      throw std::invalid_argument("the network needs frame sides that are multiples of " +
+                                  std::to_string(c.size_multiple) + ", got " + std::to_string(frame.width) + "x" +
+                                  std::to_string(frame.height));
+    }
+    encoder.prepare(frame.height, frame.width);
+    stage_frame(frame);
+    const int S = list_alive();
+    if (graphs && !profiling) {
+      run_graph(S, frame.height, frame.width);
+    } else {
+      timer.reset(profiling);
+      enqueue_frame(S, frame.height, frame.width);
+    }
+    EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (profiling) profile = timer.profile();
+    read_estimates(S);
+  }
+
+  // Replays the captured frame, capturing it first for a new shape.
+  void run_graph(int S, int height, int width) {
+    if (graph_exec == nullptr || graph_key[0] != S || graph_key[1] != height || graph_key[2] != width) {
+      drop_graph();
+      timer.reset(false);
+      cudaGraph_t graph = nullptr;
+      EDGETAP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      try {
+        enqueue_frame(S, height, width);
+      } catch (...) {
+        cudaStreamEndCapture(stream, &graph);
+        if (graph != nullptr) cudaGraphDestroy(graph);
+        throw;
+      }
+      EDGETAP_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      const cudaError_t inst = cudaGraphInstantiate(&graph_exec, graph, 0);
+      cudaGraphDestroy(graph);
+      EDGETAP_CUDA_CHECK(inst);
+      graph_key[0] = S;
+      graph_key[1] = height;
+      graph_key[2] = width;
+      ++captures;
+    }
+    EDGETAP_CUDA_CHECK(cudaGraphLaunch(graph_exec, stream));
+  }
+
+  // The stepped tracks, in slot order, into the pinned slot list; returns how many.
+  int list_alive() {
+    int S = 0;
+    for (int s = 0; s < capacity; ++s) {
+      if (tracks[static_cast<std::size_t>(s)].alive) slots_host.data()[S++] = s;
+    }
+    return S;
+  }
+
+  void read_estimates(int S) {
+    for (int i = 0; i < S; ++i) {
+      const int s = slots_host.data()[i];
+      const float4 e = estimate_host.data()[s];
+      estimates[static_cast<std::size_t>(s)] = engine::TrackEstimate{e.x, e.y, e.z, e.w};
+    }
+  }
+
+  // ---- Tracks.
+
+  std::vector<int> add(std::span<const engine::Point2> pts) {
+    if (t < 0) throw std::logic_error("add_tracks needs a pushed frame");
+    const int n = static_cast<int>(pts.size());
+    if (n == 0) return {};
+    if (n > capacity - alive_count) reserve(std::max(2 * capacity, alive_count + n));
+    std::vector<int> handles;
+    for (int i = 0; i < n; ++i) {
+      int handle;
+      if (!free_slots.empty()) {
+        handle = free_slots.back();
+        free_slots.pop_back();
+      } else {
+        handle = next_slot++;
+      }
+      tracks[static_cast<std::size_t>(handle)].alive = true;
+      slots_host.data()[i] = handle;
+      points_host.data()[i] = float2{pts[static_cast<std::size_t>(i)].x, pts[static_cast<std::size_t>(i)].y};
+      handles.push_back(handle);
+      clear_cache(handle);
+    }
+    alive_count += n;
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(slots_dev.data(), slots_host.data(), static_cast<std::size_t>(n) * sizeof(int),
+                                       cudaMemcpyHostToDevice, stream));
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(new_points.data(), points_host.data(),
+                                       static_cast<std::size_t>(n) * sizeof(float2), cudaMemcpyHostToDevice, stream));
+    start_tracks(slots_dev.data(), new_points.data(), n, t, query.data(), position.data(), previous.data(),
+                 query_frame.data(), stream);
+    for (int set = 0; set < c.descriptor_sets(); ++set) {  // the recent set starts as the query's
+      k::sample_descriptors(pyramid, slots_dev.data(), new_points.data(), n, c.query_patch,
+                            descs.data() + set * set_stride(), desc_stride(), stream);
+    }
+    timer.reset(false);
+    enqueue_step(n, true);
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(estimate_host.data(), estimate_dev.data(),
+                                       static_cast<std::size_t>(capacity) * sizeof(float4), cudaMemcpyDeviceToHost,
+                                       stream));
+    EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    read_estimates(n);
+    return handles;
+  }
+
+  // A new track's caches start at zero, as the CPU engine's.
+  void clear_cache(int slot) {
+    const std::size_t offset = static_cast<std::size_t>(slot) * cache_stride(), bytes = cache_stride() * sizeof(T);
+    EDGETAP_CUDA_CHECK(cudaMemsetAsync(keys.data() + offset, 0, bytes, stream));
+    EDGETAP_CUDA_CHECK(cudaMemsetAsync(values.data() + offset, 0, bytes, stream));
+  }
+
+  void remove(int handle) {
+    if (!alive_slot(handle)) return;
+    tracks[static_cast<std::size_t>(handle)].alive = false;
+    free_slots.push_back(handle);
+    --alive_count;
+  }
+
+  bool alive_slot(int handle) const {
+    return handle >= 0 && handle < capacity && tracks[static_cast<std::size_t>(handle)].alive;
+  }
+
+  struct TrackState {
+    bool alive = false;
+  };
+
+  const engine::Network& net;
+  const engine::ModelConfig& c;
+  const int iters;
+  int capacity = 0;
+  cudaStream_t stream = nullptr;
+  CudaEncoder<T> encoder;
+  Blas blas;
+  DeviceTrackerWeights<T> w;
+  EventTimer timer;
+  k::PyramidView<T> pyramid;
+  std::int64_t t = -1;
+
+  // Per slot, on the device.
+  DeviceBuffer<float2> query, position, previous;
+  DeviceBuffer<std::int64_t> query_frame;
+  DeviceBuffer<float4> estimate_dev;
+  DeviceBuffer<T> descs, keys, values;
+  // Per stepped row.
+  DeviceBuffer<int> slots_dev;
+  DeviceBuffer<float2> points, new_points;
+  DeviceBuffer<T> corr, hidden, token, normed, attended, qkv_t, probs;
+  DeviceBuffer<float> acc, x, h, qkv, head_acc, scores;
+  DeviceBuffer<k::FrameClock> clock_dev;
+  DeviceBuffer<std::uint8_t> rgb_dev;
+  // Host side.
+  PinnedBuffer<k::FrameClock> clock_host;
+  PinnedBuffer<std::uint8_t> rgb_host;
+  PinnedBuffer<int> slots_host;
+  PinnedBuffer<float2> points_host;
+  PinnedBuffer<float4> estimate_host;
+  std::vector<TrackState> tracks;
+  std::vector<engine::TrackEstimate> estimates;
+  std::vector<int> free_slots;
+  int next_slot = 0;
+  int alive_count = 0;
+
+  bool graphs = true;
+  bool profiling = false;
+  engine::StepProfile profile;
+  cudaGraphExec_t graph_exec = nullptr;
+  int graph_key[3] = {-1, -1, -1};
+  int captures = 0;
+};
+
+template <class T>
+CudaStreamingSession<T>::CudaStreamingSession(const engine::Network& network, int capacity, int iters)
+    : impl_(std::make_unique<Impl>(network, capacity, iters)) {}
+
+template <class T>
+CudaStreamingSession<T>::~CudaStreamingSession() = default;
+
+template <class T>
+Status CudaStreamingSession<T>::push_frame(const ImageView& frame) noexcept {
+  try {
+    impl_->push(frame);
+    return Status::ok();
+  } catch (const std::invalid_argument& e) {
+    return Status::error(Status::Code::bad_frame, e.what());
+  } catch (const std::exception& e) {
+    return Status::error(Status::Code::internal, std::string("edgetap network (cuda): ") + e.what());
+  }
+}
+
+template <class T>
+std::vector<int> CudaStreamingSession<T>::add_tracks(std::span<const engine::Point2> points) {
+  return impl_->add(points);
+}
+
+template <class T>
+void CudaStreamingSession<T>::remove_track(int handle) {
+  impl_->remove(handle);
+}
+
+template <class T>
+bool CudaStreamingSession<T>::alive(int handle) const {
+  return impl_->alive_slot(handle);
+}
+
+template <class T>
+const engine::TrackEstimate& CudaStreamingSession<T>::estimate(int handle) const {
+  return impl_->estimates.at(static_cast<std::size_t>(handle));
+}
+
+template <class T>
+std::int64_t CudaStreamingSession<T>::frames() const noexcept {
+  return impl_->t + 1;
+}
+
+template <class T>
+int CudaStreamingSession<T>::capacity() const noexcept {
+  return impl_->capacity;
+}
+
+template <class T>
+void CudaStreamingSession<T>::set_graphs(bool on) {
+  impl_->graphs = on;
+}
+
+template <class T>
+void CudaStreamingSession<T>::set_profiling(bool on) {
+  impl_->profiling = on;
+}
+
+template <class T>
+const engine::StepProfile& CudaStreamingSession<T>::last_profile() const noexcept {
+  return impl_->profile;
+}
+
+template <class T>
+int CudaStreamingSession<T>::graph_captures() const noexcept {
+  return impl_->captures;
+}
+
+template class CudaStreamingSession<float>;
+template class CudaStreamingSession<__half>;
+
+}  // namespace edgetap::gpu

@@ -1,0 +1,235 @@
+// The CUDA session against the CPU engine (engine::StreamingSession) on the
+// same frames and queries: every test network's feature (3x3 query patches,
+// the stride-2 level, cross-track layers, recent descriptors, entry velocity)
+// and the two shipped models, in FP32 (tight) and FP16 (the error measured
+// and bounded), tracks added at several frames and one removed on the way.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "edgetap/engine/streaming_session.hpp"
+#include "edgetap/gpu/cuda_session.hpp"
+#include "gpu_test_support.hpp"
+
+namespace edgetap::gpu {
+namespace {
+
+using engine::Network;
+using engine::Point2;
+
+// FP32: the two engines differ only in summation order.
+constexpr float kF32PositionTol = 2e-3f;     // model-input pixels
+constexpr float kF32ProbabilityTol = 1e-4f;  // visibility, confidence
+// FP16 storage (float accumulation): half-precision features and weights move
+// a track by a fraction of a pixel; a few points on ambiguous texture can
+// move further, so the median and the 95th percentile are bounded. Measured on
+// an H200: medians 0.001-0.002 px for the shipped models, 0.009-0.060 px for
+// the random tiny networks (whose untrained heads amplify rounding most).
+constexpr float kF16MedianPositionTol = 0.1f;
+constexpr float kF16P95PositionTol = 0.5f;
+constexpr float kF16ProbabilityTol = 0.05f;  // 95th percentile
+
+Network load(const std::string& stem) {
+  return engine::load_network(testing::source_path(stem + ".safetensors"), testing::source_path(stem + ".json"));
+}
+
+// A textured scene sliding by (1.5, -1) px per frame, with a square of its own
+// moving the other way: enough texture and motion for the trackers to work.
+std::vector<std::uint8_t> scene(int width, int height, int t) {
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(width) * height * 3);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const float u = static_cast<float>(x) - 1.5f * t, v = static_cast<float>(y) + 1.f * t;
+      const bool in_square = std::abs(x - width / 3 - 2 * t) < width / 8 && std::abs(y - height / 2) < height / 8;
+      for (int ch = 0; ch < 3; ++ch) {
+        float value = 128.f + 60.f * std::sin(0.11f * u + 0.07f * v + ch) + 40.f * std::sin(0.05f * u - 0.13f * v + 2.f * ch) +
+                      20.f * std::sin(0.31f * u * 0.7f + 0.23f * v);
+        if (in_square) value = 255.f - value * 0.5f;
+        rgb[(static_cast<std::size_t>(y) * width + x) * 3 + ch] = static_cast<std::uint8_t>(std::clamp(value, 0.f, 255.f));
+      }
+    }
+  }
+  return rgb;
+}
+
+std::vector<Point2> grid(int width, int height, int n, float offset) {
+  std::vector<Point2> points;
+  const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<float>(n))));
+  for (int i = 0; i < n; ++i) {
+    points.push_back({offset + (width - 2 * offset) * static_cast<float>(i % side) / static_cast<float>(side),
+                      offset + (height - 2 * offset) * static_cast<float>(i / side) / static_cast<float>(side)});
+  }
+  return points;
+}
+
+struct Differences {
+  std::vector<float> position, probability;
+  float percentile(std::vector<float> v, float q) const {
+    if (v.empty()) return 0.f;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(q * static_cast<float>(v.size() - 1))];
+  }
+};
+
+// Streams `frames` frames through both engines: `n` tracks at frame 0, n/2
+// more at frame 2, the second track removed after frame 4; collects the
+// differences of every alive track's estimate at every frame.
+template <class T>
+Differences compare(const Network& net, int width, int height, int n, int frames, bool graphs = true) {
+  engine::StreamingSession cpu(net);
+  CudaStreamingSession<T> gpu(net, 2 * n);
+  gpu.set_graphs(graphs);
+  Differences d;
+  std::vector<int> handles;
+  for (int t = 0; t < frames; ++t) {
+    const std::vector<std::uint8_t> rgb = scene(width, height, t);
+    const ImageView view{rgb.data(), width, height, static_cast<std::size_t>(width) * 3};
+    const Status cs = cpu.push_frame(view), gs = gpu.push_frame(view);
+    EXPECT_TRUE(cs.is_ok()) << cs.message();
+    EXPECT_TRUE(gs.is_ok()) << gs.message();
+    if (t == 0 || t == 2) {
+      const std::vector<Point2> pts = grid(width, height, t == 0 ? n : n / 2, t == 0 ? 6.f : 11.f);
+      const std::vector<int> ch = cpu.add_tracks(pts), gh = gpu.add_tracks(pts);
+      EXPECT_EQ(ch, gh);
+      handles.insert(handles.end(), ch.begin(), ch.end());
+    }
+    if (t == 4) {
+      cpu.remove_track(handles[1]);
+      gpu.remove_track(handles[1]);
+      EXPECT_FALSE(gpu.alive(handles[1]));
+    }
+    for (int hnd : handles) {
+      if (!cpu.alive(hnd)) continue;
+      const engine::TrackEstimate& a = cpu.estimate(hnd);
+      const engine::TrackEstimate& b = gpu.estimate(hnd);
+      d.position.push_back(std::hypot(a.x - b.x, a.y - b.y));
+      d.probability.push_back(std::max(std::abs(a.visible - b.visible), std::abs(a.confidence - b.confidence)));
+    }
+  }
+  return d;
+}
+
+struct Case {
+  const char* stem;
+  int width, height, points, frames;
+};
+
+const Case kCases[] = {
+    {"tests/data/golden/edgetap-tiny-qp3", 128, 96, 24, 12},
+    {"tests/data/golden/edgetap-tiny-fine", 128, 96, 24, 12},
+    {"tests/data/golden/edgetap-tiny-cross", 128, 96, 24, 12},
+    {"tests/data/golden/edgetap-tiny-recent", 128, 96, 24, 12},
+    {"tests/data/golden/edgetap-tiny-velocity", 128, 96, 24, 12},
+    {"models/edgetap-small", 256, 192, 64, 10},
+    {"models/edgetap-large", 256, 192, 64, 10},
+};
+
+class SessionParity : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SessionParity, Fp32MatchesTheCpuEngine) {
+  EDGETAP_REQUIRE_GPU();
+  const Case& c = GetParam();
+  const Network net = load(c.stem);
+  const Differences d = compare<float>(net, c.width, c.height, c.points, c.frames);
+  ASSERT_FALSE(d.position.empty());
+  const float max_pos = *std::max_element(d.position.begin(), d.position.end());
+  const float max_prob = *std::max_element(d.probability.begin(), d.probability.end());
+  std::printf("[fp32] %s: max position difference %.2e px, max probability difference %.2e (%zu estimates)\n",
+              c.stem, max_pos, max_prob, d.position.size());
+  EXPECT_LE(max_pos, kF32PositionTol);
+  EXPECT_LE(max_prob, kF32ProbabilityTol);
+}
+
+TEST_P(SessionParity, Fp16StaysNearTheCpuEngine) {
+  EDGETAP_REQUIRE_GPU();
+  const Case& c = GetParam();
+  const Network net = load(c.stem);
+  const Differences d = compare<__half>(net, c.width, c.height, c.points, c.frames);
+  ASSERT_FALSE(d.position.empty());
+  const float median = d.percentile(d.position, 0.5f), p95 = d.percentile(d.position, 0.95f);
+  const float prob95 = d.percentile(d.probability, 0.95f);
+  std::printf("[fp16] %s: position difference median %.3f px, 95th %.3f px, max %.3f px; probability 95th %.4f\n",
+              c.stem, median, p95, d.percentile(d.position, 1.f), prob95);
+  EXPECT_LE(median, kF16MedianPositionTol);
+  EXPECT_LE(p95, kF16P95PositionTol);
+  EXPECT_LE(prob95, kF16ProbabilityTol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Networks, SessionParity, ::testing::ValuesIn(kCases), [](const auto& info) {
+  std::string name = info.param.stem;
+  name = name.substr(name.find_last_of('/') + 1);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+});
+
+TEST(CudaSession, GraphReplayGivesTheEagerResult) {
+  EDGETAP_REQUIRE_GPU();
+  const Network net = load("tests/data/golden/edgetap-tiny-cross");
+  CudaStreamingSession<float> eager(net, 32), graphed(net, 32);
+  eager.set_graphs(false);
+  std::vector<int> handles;
+  for (int t = 0; t < 8; ++t) {
+    const std::vector<std::uint8_t> rgb = scene(128, 96, t);
+    const ImageView view{rgb.data(), 128, 96, 128 * 3};
+    ASSERT_TRUE(eager.push_frame(view).is_ok());
+    ASSERT_TRUE(graphed.push_frame(view).is_ok());
+    if (t == 0 || t == 3) {
+      const std::vector<Point2> pts = grid(128, 96, 8, t == 0 ? 5.f : 9.f);
+      handles = eager.add_tracks(pts);
+      graphed.add_tracks(pts);
+    }
+    for (int h = 0; h < 16; ++h) {
+      if (!eager.alive(h)) continue;
+      EXPECT_FLOAT_EQ(eager.estimate(h).x, graphed.estimate(h).x) << "frame " << t << " track " << h;
+      EXPECT_FLOAT_EQ(eager.estimate(h).y, graphed.estimate(h).y) << "frame " << t << " track " << h;
+      EXPECT_FLOAT_EQ(eager.estimate(h).visible, graphed.estimate(h).visible);
+    }
+  }
+  // One capture per number of tracks (none at frame 0, 8 from frame 1, 16 from frame 4), replayed otherwise.
+  EXPECT_EQ(graphed.graph_captures(), 3);
+}
+
+TEST(CudaSession, RefusesWhatItCannotDo) {
+  EDGETAP_REQUIRE_GPU();
+  const Network net = load("tests/data/golden/edgetap-tiny-qp3");
+  CudaStreamingSession<float> session(net, 4);
+  const std::vector<Point2> five = grid(128, 96, 5, 8.f);
+  EXPECT_THROW(session.add_tracks(five), std::logic_error);  // no frame yet
+  const std::vector<std::uint8_t> rgb = scene(128, 96, 0);
+  const Status odd = session.push_frame(ImageView{rgb.data(), 127, 96, 128 * 3});
+  EXPECT_EQ(odd.code(), Status::Code::bad_frame);
+  EXPECT_NE(odd.message().find("multiples of"), std::string::npos) << odd.message();
+  EXPECT_THROW(CudaStreamingSession<float>(net, 4, net.config.iters + 1), std::invalid_argument);
+}
+
+TEST(CudaSession, GrowsPastItsCapacityKeepingEveryTrack) {
+  EDGETAP_REQUIRE_GPU();
+  const Network net = load("tests/data/golden/edgetap-tiny-cross");
+  CudaStreamingSession<float> roomy(net, 64), tight(net, 2);
+  std::vector<int> handles;
+  for (int t = 0; t < 6; ++t) {
+    const std::vector<std::uint8_t> rgb = scene(128, 96, t);
+    const ImageView view{rgb.data(), 128, 96, 128 * 3};
+    ASSERT_TRUE(roomy.push_frame(view).is_ok());
+    ASSERT_TRUE(tight.push_frame(view).is_ok());
+    if (t == 0 || t == 2) {
+      const std::vector<Point2> pts = grid(128, 96, t == 0 ? 3 : 7, t == 0 ? 7.f : 12.f);
+      const std::vector<int> added = roomy.add_tracks(pts);
+      EXPECT_EQ(tight.add_tracks(pts), added);
+      handles.insert(handles.end(), added.begin(), added.end());
+    }
+    for (int h : handles) {
+      EXPECT_NEAR(roomy.estimate(h).x, tight.estimate(h).x, 1e-4) << "frame " << t << " track " << h;
+      EXPECT_NEAR(roomy.estimate(h).y, tight.estimate(h).y, 1e-4) << "frame " << t << " track " << h;
+    }
+  }
+  EXPECT_GE(tight.capacity(), 10);
+}
+
+}  // namespace
+}  // namespace edgetap::gpu

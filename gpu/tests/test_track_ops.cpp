@@ -1,0 +1,700 @@
+// The tracker's CUDA kernels (edgetap/kernels/cuda/track_ops.hpp) against
+// their CPU twins: the cpu:: kernels, or a host loop that follows
+// engine::StreamingSession::step (and attention_bias) line by line. Fresh
+// random inputs from fixed seeds, FP32 and FP16; every output buffer is
+// poisoned with NaN first, so a value the kernel did not write fails, and
+// values it must not touch (other slots, padding) must still be NaN after.
+#include <cuda_fp16.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "edgetap/kernels/cpu.hpp"
+#include "edgetap/kernels/cuda/track_ops.hpp"
+#include "gpu_test_support.hpp"
+
+namespace edgetap::gpu {
+namespace {
+
+namespace kc = edgetap::kernels::cuda;
+namespace cpu = edgetap::kernels::cpu;
+using testing::download;
+using testing::upload;
+
+// max|gpu - cpu| / max|cpu| per output. The references run on the inputs
+// rounded to T, so what is left is arithmetic order and the output's rounding.
+// FP32: float sums in another order (the correlation samples before it dots,
+// the CPU dots before it weights), erff against the CPU's erf polynomial
+// (< 1.5e-7), expf: a few ulps of the largest value.
+constexpr double kTolF32 = 1e-5;
+// FP16: the output rounded to half (relative 2^-11 ~ 4.9e-4) plus, for
+// attention, this frame's keys and values rounded to half in the cache.
+constexpr double kTolF16 = 1e-2;
+
+template <class T>
+constexpr double tolerance() {
+  return std::is_same_v<T, float> ? kTolF32 : kTolF16;
+}
+
+template <class T>
+class TrackOps : public ::testing::Test {};
+using Precisions = ::testing::Types<float, __half>;
+struct PrecisionName {
+  template <class T>
+  static std::string GetName(int) {
+    return std::is_same_v<T, float> ? "fp32" : "fp16";
+  }
+};
+TYPED_TEST_SUITE(TrackOps, Precisions, PrecisionName);
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<float> random_floats(std::size_t n, float lo, float hi, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// The values as T holds them (what the kernel reads), back as floats.
+template <class T>
+std::vector<float> rounded(std::vector<float> v) {
+  for (float& x : v) x = testing::to_float(testing::from_float<T>(x));
+  return v;
+}
+
+template <class U>
+DeviceBuffer<U> upload_raw(const std::vector<U>& host) {
+  DeviceBuffer<U> d(std::max<std::size_t>(host.size(), 1));
+  if (!host.empty()) {
+    EDGETAP_CUDA_CHECK(cudaMemcpy(d.data(), host.data(), host.size() * sizeof(U), cudaMemcpyHostToDevice));
+  }
+  return d;
+}
+
+template <class U>
+std::vector<U> download_raw(const U* device, std::size_t count) {
+  std::vector<U> host(count);
+  EDGETAP_CUDA_CHECK(cudaMemcpy(host.data(), device, count * sizeof(U), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// All bits set: NaN in float and in half.
+template <class U>
+void poison(DeviceBuffer<U>& buffer) {
+  EDGETAP_CUDA_CHECK(cudaMemset(buffer.data(), 0xFF, buffer.bytes()));
+}
+
+std::vector<float> flatten(const std::vector<float2>& v) {
+  std::vector<float> out;
+  for (const float2& p : v) out.insert(out.end(), {p.x, p.y});
+  return out;
+}
+std::vector<float> flatten(const std::vector<float4>& v) {
+  std::vector<float> out;
+  for (const float4& p : v) out.insert(out.end(), {p.x, p.y, p.z, p.w});
+  return out;
+}
+
+// Where `want` is NaN the kernel must not have written (got is still NaN);
+// elsewhere got must be written and max|got - want| <= tol * max|want|.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double scale = 0, worst = 0;
+  std::size_t worst_at = 0;
+  for (float w : want) {
+    if (!std::isnan(w)) scale = std::max(scale, static_cast<double>(std::fabs(w)));
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      ASSERT_TRUE(std::isnan(got[i])) << what << ": wrote " << got[i] << " at " << i << ", which it must not touch";
+      continue;
+    }
+    ASSERT_FALSE(std::isnan(got[i])) << what << ": value " << i << " not written (reference " << want[i] << ")";
+    const double diff = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (diff > worst) {
+      worst = diff;
+      worst_at = i;
+    }
+  }
+  const double error = worst / std::max(scale, 1e-30);
+  EXPECT_LE(error, tol) << what << ": max|diff| " << worst << " at " << worst_at << " (gpu " << got[worst_at]
+                        << ", cpu " << want[worst_at] << "), max|ref| " << scale;
+}
+
+// Slots of the stepped rows: not contiguous, not in order, leaving gaps.
+const std::vector<int> kSlots = {5, 0, 3, 7, 2, 9, 4};
+constexpr int kCapacity = 11;
+
+// ---- A random pyramid (levels of image / stride) on host (rounded to T) and device.
+
+template <class T>
+struct Pyramid {
+  std::vector<std::vector<float>> host;
+  std::vector<DeviceBuffer<T>> device;
+  std::vector<int> height, width, stride;
+  int channels = 0;
+  kc::PyramidView<T> view;
+};
+
+template <class T>
+Pyramid<T> make_pyramid(int image_h, int image_w, const std::vector<int>& strides, int channels, std::mt19937& rng) {
+  Pyramid<T> p;
+  p.channels = channels;
+  p.stride = strides;
+  for (int s : strides) {
+    p.height.push_back(image_h / s);
+    p.width.push_back(image_w / s);
+    p.host.push_back(rounded<T>(random_floats(static_cast<std::size_t>(image_h / s) * (image_w / s) * channels, -1, 1, rng)));
+    p.device.push_back(upload<T>(p.host.back()));
+  }
+  p.view.levels = static_cast<int>(strides.size());
+  p.view.channels = channels;
+  for (int l = 0; l < p.view.levels; ++l) {
+    p.view.level[l] = p.device[l].data();
+    p.view.height[l] = p.height[l];
+    p.view.width[l] = p.width[l];
+    p.view.stride[l] = static_cast<float>(strides[l]);
+  }
+  return p;
+}
+
+// Points inside, near every border (zero padding), on exact cell centres
+// (zero-weight neighbours), and far outside (all zero).
+std::vector<float2> test_points(int S, int image_h, int image_w, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(0, 1);
+  std::vector<float2> points(S);
+  for (int i = 0; i < S; ++i) {
+    const float near = 12 * u(rng) - 6;
+    switch (i % 6) {
+      case 0: points[i] = {u(rng) * image_w, u(rng) * image_h}; break;
+      case 1: points[i] = {near, u(rng) * image_h}; break;
+      case 2: points[i] = {u(rng) * image_w, image_h + near}; break;
+      case 3: points[i] = {image_w + near, near}; break;
+      case 4: points[i] = {32.f * static_cast<float>(i % 3), 64.f}; break;
+      default: points[i] = {-200.f - 100 * u(rng), image_h + 150.f}; break;
+    }
+  }
+  return points;
+}
+
+// ---- sample_descriptors and window_correlation
+
+struct SamplingCase {
+  int channels;
+  std::vector<int> strides;
+  int query_patch, radius, sets;
+};
+
+std::string describe(const SamplingCase& c) {
+  std::ostringstream os;
+  os << "channels " << c.channels << ", levels " << c.strides.size() << ", query_patch " << c.query_patch
+     << ", radius " << c.radius << ", sets " << c.sets;
+  return os.str();
+}
+
+// The model shapes (64 channels, 4-5 levels, 3x3 query patch, radius 3, two
+// sets), a tiny net's (32 channels, radius 2), and 12 channels (no 16-byte
+// access: the scalar path).
+const std::vector<SamplingCase> kSamplingCases = {
+    {64, {4, 8, 16, 32}, 3, 3, 2},
+    {64, {2, 4, 8, 16, 32}, 3, 3, 1},
+    {32, {4, 8, 16, 32}, 1, 2, 2},
+    {12, {4, 8}, 3, 2, 2},
+};
+constexpr int kImageH = 128, kImageW = 192;
+
+TYPED_TEST(TrackOps, SampleDescriptorsMatchesBilinearSample) {
+  EDGETAP_REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937 rng(11);
+  for (const SamplingCase& c : kSamplingCases) {
+    SCOPED_TRACE(describe(c));
+    const Pyramid<T> pyr = make_pyramid<T>(kImageH, kImageW, c.strides, c.channels, rng);
+    const int S = static_cast<int>(kSlots.size()), L = pyr.view.levels, qc = c.query_patch * c.query_patch;
+    const std::size_t per_track = static_cast<std::size_t>(L) * qc * c.channels, slot_stride = per_track + 8;
+    const std::vector<float2> points = test_points(S, kImageH, kImageW, rng);
+    auto d_slots = upload_raw(kSlots);
+    auto d_points = upload_raw(points);
+    DeviceBuffer<T> descs(kCapacity * slot_stride);
+    poison(descs);
+    kc::sample_descriptors(pyr.view, d_slots.data(), d_points.data(), S, c.query_patch, descs.data(), slot_stride,
+                           nullptr);
+
+    // engine::StreamingSession::sample_descriptors, into each row's slot.
+    std::vector<float> want(kCapacity * slot_stride, kNaN);
+    const int half = c.query_patch / 2;
+    for (int i = 0; i < S; ++i) {
+      float* out = want.data() + kSlots[i] * slot_stride;
+      for (int l = 0; l < L; ++l) {
+        const float s = static_cast<float>(c.strides[l]);
+        for (int j = 0; j < qc; ++j) {
+          const float dx = static_cast<float>(j % c.query_patch - half), dy = static_cast<float>(j / c.query_patch - half);
+          cpu::bilinear_sample_hwc(pyr.host[l].data(), pyr.height[l], pyr.width[l], c.channels, points[i].x / s + dx,
+                                   points[i].y / s + dy, out + (static_cast<std::size_t>(l) * qc + j) * c.channels);
+        }
+      }
+    }
+    expect_close(download(descs.data(), descs.size()), want, tolerance<T>(), "descriptors");
+  }
+}
+
+TYPED_TEST(TrackOps, WindowCorrelationMatchesCpu) {
+  EDGETAP_REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937 rng(12);
+  for (const SamplingCase& c : kSamplingCases) {
+    SCOPED_TRACE(describe(c));
+    const Pyramid<T> pyr = make_pyramid<T>(kImageH, kImageW, c.strides, c.channels, rng);
+    const int S = static_cast<int>(kSlots.size()), L = pyr.view.levels, qc = c.query_patch * c.query_patch;
+    const int wc = (2 * c.radius + 1) * (2 * c.radius + 1), n_corr = c.sets * L * qc * wc;
+    // As the session: every slot's first set, then every slot's second.
+    const std::size_t slot_stride = static_cast<std::size_t>(L) * qc * c.channels, set_stride = kCapacity * slot_stride;
+    const std::vector<float> descs = rounded<T>(random_floats(c.sets * set_stride, -1, 1, rng));
+    const std::vector<float2> points = test_points(S, kImageH, kImageW, rng);
+    auto d_slots = upload_raw(kSlots);
+    auto d_points = upload_raw(points);
+    auto d_descs = upload<T>(descs);
+    DeviceBuffer<T> corr(static_cast<std::size_t>(S) * n_corr);
+    poison(corr);
+    kc::window_correlation(pyr.view, d_slots.data(), d_points.data(), S, c.radius, d_descs.data(), slot_stride,
+                           set_stride, c.sets, c.query_patch, corr.data(), nullptr);
+
+    // engine::StreamingSession::step's correlation loop.
+    std::vector<float> want(corr.size());
+    for (int i = 0; i < S; ++i) {
+      for (int set = 0; set < c.sets; ++set) {
+        const float* row_descs = descs.data() + set * set_stride + kSlots[i] * slot_stride;
+        float* out = want.data() + static_cast<std::size_t>(i) * n_corr + static_cast<std::size_t>(set) * L * qc * wc;
+        for (int l = 0; l < L; ++l) {
+          const float s = static_cast<float>(c.strides[l]);
+          const std::size_t l0 = static_cast<std::size_t>(l) * qc;
+          cpu::window_correlation_hwc(pyr.host[l].data(), pyr.height[l], pyr.width[l], c.channels, points[i].x / s,
+                                      points[i].y / s, c.radius, row_descs + l0 * c.channels, qc, out + l0 * wc);
+        }
+      }
+    }
+    expect_close(download(corr.data(), corr.size()), want, tolerance<T>(), "correlation");
+  }
+}
+
+// ---- Row-wise and element-wise kernels
+
+TYPED_TEST(TrackOps, BiasActivationMatchesGelu) {
+  EDGETAP_REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937 rng(13);
+  const int rows = 37, n = 200;
+  const std::vector<float> acc = random_floats(static_cast<std::size_t>(rows) * n, -6, 6, rng);
+  const std::vector<float> bias = random_floats(n, -1, 1, rng);
+  auto d_acc = upload<float>(acc);
+  auto d_bias = upload<float>(bias);
+  for (const bool gelu : {true, false}) {
+    SCOPED_TRACE(gelu ? "gelu" : "identity");
+    DeviceBuffer<T> out(acc.size());
+    poison(out);
+    kc::bias_activation(d_acc.data(), d_bias.data(), rows, n, gelu, out.data(), nullptr);
+    std::vector<float> want(acc.size());
+    for (std::size_t i = 0; i < acc.size(); ++i) want[i] = acc[i] + bias[i % n];
+    if (gelu) cpu::gelu_inplace(want.data(), want.size());
+    expect_close(download(out.data(), out.size()), want, tolerance<T>(), "bias_activation");
+  }
+}
+
+TEST(TrackOpsFp32, AddRowsAddsBiasAndOther) {
+  EDGETAP_REQUIRE_GPU();
+  std::mt19937 rng(14);
+  const int rows = 19, n = 131;
+  const std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * n, -2, 2, rng);
+  const std::vector<float> bias = random_floats(n, -1, 1, rng), other = random_floats(x.size(), -1, 1, rng);
+  auto d_bias = upload<float>(bias);
+  auto d_other = upload<float>(other);
+  for (const bool with_bias : {true, false}) {
+    for (const bool with_other : {true, false}) {
+      SCOPED_TRACE(std::string(with_bias ? "bias" : "no bias") + (with_other ? ", other" : ", no other"));
+      auto d_x = upload<float>(x);
+      kc::add_rows(d_x.data(), with_bias ? d_bias.data() : nullptr, with_other ? d_other.data() : nullptr, rows, n,
+                   nullptr);
+      std::vector<float> want = x;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        want[i] += (with_bias ? bias[i % n] : 0.f) + (with_other ? other[i] : 0.f);
+      }
+      expect_close(download(d_x.data(), x.size()), want, kTolF32, "add_rows");
+    }
+  }
+}
+
+TEST(TrackOpsFp32, BroadcastRowCopiesTheRow) {
+  EDGETAP_REQUIRE_GPU();
+  std::mt19937 rng(15);
+  const int rows = 23, n = 96;
+  const std::vector<float> row = random_floats(n, -1, 1, rng);
+  auto d_row = upload<float>(row);
+  DeviceBuffer<float> x(static_cast<std::size_t>(rows) * n);
+  poison(x);
+  kc::broadcast_row(d_row.data(), rows, n, x.data(), nullptr);
+  std::vector<float> want;
+  for (int r = 0; r < rows; ++r) want.insert(want.end(), row.begin(), row.end());
+  expect_close(download(x.data(), x.size()), want, 0.0, "broadcast_row");
+}
+
+TYPED_TEST(TrackOps, LayerNormMatchesCpu) {
+  EDGETAP_REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937 rng(16);
+  for (const int width : {256, 48, 20}) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    const int rows = 67;
+    std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * width, -2, 2, rng);
+    for (float& v : x) v += 3.f;  // a mean far from 0, as a residual stream's
+    const std::vector<float> gamma = random_floats(width, 0.5f, 1.5f, rng), beta = random_floats(width, -1, 1, rng);
+    auto d_x = upload<float>(x);
+    auto d_gamma = upload<float>(gamma);
+    auto d_beta = upload<float>(beta);
+    DeviceBuffer<T> out(x.size());
+    poison(out);
+    kc::layer_norm_rows(d_x.data(), rows, width, d_gamma.data(), d_beta.data(), out.data(), nullptr);
+    std::vector<float> want(x.size());
+    cpu::layer_norm_rows(x.data(), rows, width, gamma.data(), beta.data(), want.data());
+    expect_close(download(out.data(), out.size()), want, tolerance<T>(), "layer_norm_rows");
+  }
+}
+
+TYPED_TEST(TrackOps, TokenInputsMatchSession) {
+  EDGETAP_REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937 rng(17);
+  const int S = static_cast<int>(kSlots.size()), corr_hidden = 64, n_freq = 4, ti = corr_hidden + 3 + 4 * n_freq;
+  const float disp_scale = 64.f;
+  const std::vector<float> hidden = random_floats(static_cast<std::size_t>(S) * corr_hidden, -3, 3, rng);
+  const std::vector<float> bias = random_floats(corr_hidden, -1, 1, rng);
+  std::vector<float2> points(S), query(kCapacity, float2{kNaN, kNaN});
+  std::uniform_real_distribution<float> u(-100, 400), step(-80, 80);
+  for (int i = 0; i < S; ++i) {
+    query[kSlots[i]] = {u(rng), u(rng)};
+    points[i] = {query[kSlots[i]].x + step(rng), query[kSlots[i]].y + step(rng)};
+  }
+  auto d_hidden = upload<float>(hidden);
+  auto d_bias = upload<float>(bias);
+  auto d_points = upload_raw(points);
+  auto d_query = upload_raw(query);
+  auto d_slots = upload_raw(kSlots);
+  for (const bool query_step : {false, true}) {
+    SCOPED_TRACE(query_step ? "query step" : "tracking step");
+    DeviceBuffer<T> token(static_cast<std::size_t>(S) * ti);
+    poison(token);
+    kc::token_inputs(d_hidden.data(), d_bias.data(), corr_hidden, d_points.data(), d_query.data(), d_slots.data(), S,
+                     disp_scale, n_freq, query_step, token.data(), nullptr);
+    // engine::StreamingSession::step's token loop (the correlation MLP's output with its bias).
+    std::vector<float> want(token.size());
+    for (int i = 0; i < S; ++i) {
+      float* tok = want.data() + static_cast<std::size_t>(i) * ti;
+      for (int c = 0; c < corr_hidden; ++c) tok[c] = hidden[static_cast<std::size_t>(i) * corr_hidden + c] + bias[c];
+      float* enc = tok + corr_hidden;
+      const float2 q = query[kSlots[i]];
+      const float dx = (points[i].x - q.x) / disp_scale, dy = (points[i].y - q.y) / disp_scale;
+      enc[0] = dx;
+      enc[1] = dy;
+      for (int f = 0; f < n_freq; ++f) {
+        const float a = std::numbers::pi_v<float> * std::ldexp(1.f, f);
+        enc[2 + 4 * f + 0] = std::sin(dx * a);
+        enc[2 + 4 * f + 1] = std::sin(dy * a);
+        enc[2 + 4 * f + 2] = std::cos(dx * a);
+        enc[2 + 4 * f + 3] = std::cos(dy * a);
+      }
+      enc[2 + 4 * n_freq] = query_step ? 1.f : 0.f;
+    }
+    expect_close(download(token.data(), token.size()), want, tolerance<T>(), "token_inputs");
+  }
+}
+
+// ---- attend_cached
+
+struct AttendCase {
+  std::string name;
+  std::int64_t t;
+  std::vector<std::int64_t> slot_frame;   // window entries, -1 = not filled yet
+  std::vector<std::int64_t> query_frame;  // per stepped row
+  bool query_step;
+};
+
+// Window 8. Early in a video (slots not filled yet, query frames after some
+// slots, no anchor yet); later (slots older than a track's query frame left
+// out, the anchor in once t - query_frame >= 8, exactly 8 for one); query
+// steps (only the current slot; the anchor written, not attended).
+std::vector<AttendCase> attend_cases() {
+  std::vector<std::int64_t> late(8);
+  for (std::int64_t f = 13; f <= 20; ++f) late[static_cast<std::size_t>(f % 8)] = f;
+  return {
+      {"early", 5, {0, 1, 2, 3, 4, 5, -1, -1}, {0, 3, 5, 1, 2, 0, 4}, false},
+      {"late", 20, late, {2, 12, 16, 20, 13, 0, 19}, false},
+      {"query step late", 20, late, {20, 20, 20, 20, 20, 20, 20}, true},
+      {"query step early", 3, {0, 1, 2, 3, -1, -1, -1, -1}, {3, 3, 3, 3, 3, 3, 3}, true},
+  };
+}
+
+template <class T>
+void check_attend(const AttendCase& c, int heads, int dh, std::mt19937& rng) {
+  const int W = 8, S = static_cast<int>(kSlots.size()), width = heads * dh;
+  // Two layers of cache per slot; the kernel works on the second.
+  const std::size_t layer = static_cast<std::size_t>(heads) * (W + 1) * dh, slot_stride = 2 * layer;
+  const std::size_t layer_offset = layer;
+  const std::vector<float> qkv = random_floats(static_cast<std::size_t>(S) * 3 * width, -2, 2, rng);
+  const std::vector<float> rel_bias = random_floats(static_cast<std::size_t>(heads) * (W + 1), -1, 1, rng);
+  // Earlier frames' keys and values; unfilled slots hold values that must not count.
+  std::vector<float> keys = rounded<T>(random_floats(kCapacity * slot_stride, -2, 2, rng));
+  std::vector<float> values = rounded<T>(random_floats(kCapacity * slot_stride, -2, 2, rng));
+  std::vector<std::int64_t> query_frame(kCapacity, 1000);  // slots not stepped: never read
+  for (int i = 0; i < S; ++i) query_frame[kSlots[i]] = c.query_frame[i];
+  kc::FrameClock clock;
+  clock.t = c.t;
+  std::copy(c.slot_frame.begin(), c.slot_frame.end(), clock.slot_frame);
+
+  auto d_qkv = upload<float>(qkv);
+  auto d_rel = upload<float>(rel_bias);
+  auto d_keys = upload<T>(keys);
+  auto d_values = upload<T>(values);
+  auto d_slots = upload_raw(kSlots);
+  auto d_query_frame = upload_raw(query_frame);
+  auto d_clock = upload_raw(std::vector<kc::FrameClock>{clock});
+  DeviceBuffer<T> out(static_cast<std::size_t>(S) * width);
+  poison(out);
+  kc::attend_cached(d_qkv.data(), d_slots.data(), S, heads, dh, W, c.query_step, d_keys.data(), d_values.data(),
+                    slot_stride, layer_offset, d_rel.data(), d_query_frame.data(), d_clock.data(), out.data(),
+                    nullptr);
+
+  // engine::StreamingSession::step's attention loop with attention_bias; this
+  // frame's k and v as the cache of T holds them.
+  const int current = static_cast<int>(c.t % W);
+  const float scale = 1.f / std::sqrt(static_cast<float>(dh)), none = -std::numeric_limits<float>::infinity();
+  std::vector<float> want(out.size());
+  for (int i = 0; i < S; ++i) {
+    const std::int64_t qf = c.query_frame[i];
+    const float* q = qkv.data() + static_cast<std::size_t>(i) * 3 * width;
+    for (int h = 0; h < heads; ++h) {
+      const float* rel = rel_bias.data() + static_cast<std::size_t>(h) * (W + 1);
+      std::vector<float> bias(W + 1, none);
+      for (int j = 0; j < W; ++j) {
+        const std::int64_t sf = c.slot_frame[j];
+        if (sf < 0 || sf < qf) continue;
+        bias[j] = rel[std::clamp<std::int64_t>(c.t - sf, 0, W)];
+      }
+      if (c.t - qf >= W) bias[W] = rel[W];
+      const std::size_t at = kSlots[i] * slot_stride + layer_offset + h * (W + 1) * dh;
+      const float* k = q + width + h * dh;
+      const float* v = q + 2 * width + h * dh;
+      const std::vector<float> k_new = rounded<T>(std::vector<float>(k, k + dh));
+      const std::vector<float> v_new = rounded<T>(std::vector<float>(v, v + dh));
+      for (const int slot : c.query_step ? std::vector<int>{current, W} : std::vector<int>{current}) {
+        std::copy(k_new.begin(), k_new.end(), keys.begin() + at + slot * dh);
+        std::copy(v_new.begin(), v_new.end(), values.begin() + at + slot * dh);
+      }
+      cpu::attend_cached(q + h * dh, keys.data() + at, values.data() + at, bias.data(), W + 1, dh, scale,
+                         want.data() + static_cast<std::size_t>(i) * width + h * dh);
+    }
+  }
+  expect_close(download(out.data(), out.size()), want, tolerance<T>(), "attended");
+  expect_close(download(d_keys.data(), keys.size()), keys, 0.0, "key cache");
+  expect_close(download(d_values.data(), values.size()), values, 0.0, "value cache");
+}
+
+TYPED_TEST(TrackOps, AttendCachedMatchesCpu) {
+  EDGETAP_REQUIRE_GPU();
+  std::mt19937 rng(18);
+  for (const AttendCase& c : attend_cases()) {
+    for (const auto& [heads, dh] : {std::pair{8, 32}, std::pair{4, 16}, std::pair{2, 64}, std::pair{3, 8}}) {
+      SCOPED_TRACE(c.name + ", heads " + std::to_string(heads) + ", head_dim " + std::to_string(dh));
+      check_attend<TypeParam>(c, heads, dh, rng);
+    }
+  }
+}
+
+// ---- The cross-track layer's pieces
+
+TYPED_TEST(TrackOps, ConvertRoundsToT) {
+  EDGETAP_REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937 rng(19);
+  const std::vector<float> in = random_floats(1001, -50, 50, rng);
+  auto d_in = upload<float>(in);
+  DeviceBuffer<T> out(in.size());
+  poison(out);
+  kc::convert(d_in.data(), in.size(), out.data(), nullptr);
+  expect_close(download(out.data(), out.size()), rounded<T>(in), 0.0, "convert");
+}
+
+TYPED_TEST(TrackOps, SoftmaxRowsMatchesCpu) {
+  EDGETAP_REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937 rng(20);
+  const float scale = 1.f / std::sqrt(32.f);
+  // Rows shorter than a block, longer, and longer than the shared-memory cache.
+  for (const auto& [rows, cols] : {std::pair{5, 7}, std::pair{9, 300}, std::pair{3, 9000}}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows of " + std::to_string(cols));
+    const std::vector<float> scores = random_floats(static_cast<std::size_t>(rows) * cols, -20, 20, rng);
+    auto d_scores = upload<float>(scores);
+    DeviceBuffer<T> probs(scores.size());
+    poison(probs);
+    kc::softmax_rows(d_scores.data(), rows, cols, scale, probs.data(), nullptr);
+    std::vector<float> want = scores;
+    cpu::softmax_rows(want.data(), rows, cols, scale);
+    expect_close(download(probs.data(), probs.size()), want, tolerance<T>(), "softmax_rows");
+  }
+}
+
+TYPED_TEST(TrackOps, TakeValuesCopiesTheValueColumns) {
+  EDGETAP_REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937 rng(21);
+  const int rows = 13, width = 40;
+  const std::vector<float> qkv = random_floats(static_cast<std::size_t>(rows) * 3 * width, -3, 3, rng);
+  auto d_qkv = upload<float>(qkv);
+  DeviceBuffer<T> out(static_cast<std::size_t>(rows) * width);
+  poison(out);
+  kc::take_values(d_qkv.data(), rows, width, out.data(), nullptr);
+  std::vector<float> want;
+  for (int r = 0; r < rows; ++r) {
+    const auto v = qkv.begin() + static_cast<std::ptrdiff_t>(r) * 3 * width + 2 * width;
+    want.insert(want.end(), v, v + width);
+  }
+  expect_close(download(out.data(), out.size()), rounded<T>(want), 0.0, "take_values");
+}
+
+// ---- Entry, head and the end of a step (float2/float4 state, FP32 only)
+
+TEST(TrackOpsFp32, EntryPointsMatchSession) {
+  EDGETAP_REQUIRE_GPU();
+  std::mt19937 rng(22);
+  const int S = static_cast<int>(kSlots.size());
+  const float velocity = 0.5f;
+  std::vector<float2> query(kCapacity), position(kCapacity), previous(kCapacity);
+  std::uniform_real_distribution<float> u(-50, 300);
+  for (int s = 0; s < kCapacity; ++s) {
+    query[s] = {u(rng), u(rng)};
+    position[s] = {u(rng), u(rng)};
+    previous[s] = {u(rng), u(rng)};
+  }
+  auto d_slots = upload_raw(kSlots);
+  auto d_query = upload_raw(query);
+  auto d_position = upload_raw(position);
+  auto d_previous = upload_raw(previous);
+  for (const bool query_step : {false, true}) {
+    SCOPED_TRACE(query_step ? "query step" : "tracking step");
+    DeviceBuffer<float2> points(S);
+    poison(points);
+    kc::entry_points(d_slots.data(), S, d_query.data(), d_position.data(), d_previous.data(), velocity, query_step,
+                     points.data(), nullptr);
+    std::vector<float2> want(S);
+    for (int i = 0; i < S; ++i) {
+      const int s = kSlots[i];
+      want[i] = query_step ? query[s]
+                           : float2{position[s].x + velocity * (position[s].x - previous[s].x),
+                                    position[s].y + velocity * (position[s].y - previous[s].y)};
+    }
+    expect_close(flatten(download_raw(points.data(), S)), flatten(want), kTolF32, "entry points");
+  }
+}
+
+TEST(TrackOpsFp32, ApplyHeadMovesPointsExceptOnQueryStep) {
+  EDGETAP_REQUIRE_GPU();
+  std::mt19937 rng(23);
+  const int S = 9;
+  const std::vector<float> acc = random_floats(static_cast<std::size_t>(S) * 4, -3, 3, rng);
+  const std::vector<float> bias = random_floats(4, -1, 1, rng);
+  std::vector<float2> points(S);
+  std::uniform_real_distribution<float> u(0, 200);
+  for (float2& p : points) p = {u(rng), u(rng)};
+  auto d_acc = upload<float>(acc);
+  auto d_bias = upload<float>(bias);
+  for (const bool query_step : {false, true}) {
+    SCOPED_TRACE(query_step ? "query step" : "tracking step");
+    auto d_points = upload_raw(points);
+    kc::apply_head(d_acc.data(), d_bias.data(), S, query_step, d_points.data(), nullptr);
+    std::vector<float2> want = points;
+    for (int i = 0; i < S && !query_step; ++i) {
+      want[i].x += acc[i * 4 + 0] + bias[0];
+      want[i].y += acc[i * 4 + 1] + bias[1];
+    }
+    expect_close(flatten(download_raw(d_points.data(), S)), flatten(want), kTolF32, "points");
+  }
+}
+
+TEST(TrackOpsFp32, FinishStepMatchesSession) {
+  EDGETAP_REQUIRE_GPU();
+  std::mt19937 rng(24);
+  const int S = static_cast<int>(kSlots.size());
+  const std::vector<float> acc = random_floats(static_cast<std::size_t>(S) * 4, -4, 4, rng);
+  const std::vector<float> bias = random_floats(4, -1, 1, rng);
+  std::uniform_real_distribution<float> u(0, 200);
+  std::vector<float2> points(S), position(kCapacity), previous(kCapacity);
+  for (float2& p : points) p = {u(rng), u(rng)};
+  for (int s = 0; s < kCapacity; ++s) {
+    position[s] = {u(rng), u(rng)};
+    previous[s] = {u(rng), u(rng)};
+  }
+  const auto sigmoid = [](float x) { return 1.f / (1.f + std::exp(-x)); };
+  auto d_acc = upload<float>(acc);
+  auto d_bias = upload<float>(bias);
+  auto d_slots = upload_raw(kSlots);
+  auto d_points = upload_raw(points);
+  for (const bool query_step : {false, true}) {
+    SCOPED_TRACE(query_step ? "query step" : "tracking step");
+    auto d_position = upload_raw(position);
+    auto d_previous = upload_raw(previous);
+    DeviceBuffer<float4> estimate(kCapacity);
+    poison(estimate);
+    kc::finish_step(d_acc.data(), d_bias.data(), d_slots.data(), S, query_step, d_points.data(), d_position.data(),
+                    d_previous.data(), estimate.data(), nullptr);
+    std::vector<float2> want_position = position, want_previous = previous;
+    std::vector<float4> want_estimate(kCapacity, float4{kNaN, kNaN, kNaN, kNaN});  // other slots untouched
+    for (int i = 0; i < S; ++i) {
+      const int s = kSlots[i];
+      want_previous[s] = position[s];
+      want_position[s] = points[i];
+      want_estimate[s] = {points[i].x, points[i].y, query_step ? 1.f : sigmoid(acc[i * 4 + 2] + bias[2]),
+                          query_step ? 1.f : sigmoid(acc[i * 4 + 3] + bias[3])};
+    }
+    expect_close(flatten(download_raw(d_position.data(), kCapacity)), flatten(want_position), kTolF32, "position");
+    expect_close(flatten(download_raw(d_previous.data(), kCapacity)), flatten(want_previous), kTolF32, "previous");
+    expect_close(flatten(download_raw(estimate.data(), kCapacity)), flatten(want_estimate), kTolF32, "estimate");
+  }
+}
+
+// No rows: nothing is launched, so null pointers are fine.
+TYPED_TEST(TrackOps, ZeroRowsLaunchNothing) {
+  EDGETAP_REQUIRE_GPU();
+  using T = TypeParam;
+  kc::PyramidView<T> pyramid;
+  pyramid.levels = 1;
+  pyramid.channels = 64;
+  EXPECT_NO_THROW({
+    kc::entry_points(nullptr, 0, nullptr, nullptr, nullptr, 0.f, false, nullptr, nullptr);
+    kc::sample_descriptors<T>(pyramid, nullptr, nullptr, 0, 3, nullptr, 0, nullptr);
+    kc::window_correlation<T>(pyramid, nullptr, nullptr, 0, 3, nullptr, 0, 0, 2, 3, nullptr, nullptr);
+    kc::bias_activation<T>(nullptr, nullptr, 0, 64, true, nullptr, nullptr);
+    kc::add_rows(nullptr, nullptr, nullptr, 0, 64, nullptr);
+    kc::broadcast_row(nullptr, 0, 64, nullptr, nullptr);
+    kc::layer_norm_rows<T>(nullptr, 0, 64, nullptr, nullptr, nullptr, nullptr);
+    kc::token_inputs<T>(nullptr, nullptr, 64, nullptr, nullptr, nullptr, 0, 64.f, 4, false, nullptr, nullptr);
+    kc::attend_cached<T>(nullptr, nullptr, 0, 8, 32, 8, false, nullptr, nullptr, 0, 0, nullptr, nullptr, nullptr,
+                         nullptr, nullptr);
+    kc::convert<T>(nullptr, 0, nullptr, nullptr);
+    kc::softmax_rows<T>(nullptr, 0, 0, 1.f, nullptr, nullptr);
+    kc::take_values<T>(nullptr, 0, 64, nullptr, nullptr);
+    kc::apply_head(nullptr, nullptr, 0, false, nullptr, nullptr);
+    kc::finish_step(nullptr, nullptr, nullptr, 0, false, nullptr, nullptr, nullptr, nullptr, nullptr);
+  });
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace edgetap::gpu
