@@ -7,11 +7,16 @@
 //       split from CUDA events (a separate run without graphs).
 //   W3  N cameras: N sessions, one host thread and stream each, streaming at
 //       once; frames per second over all of them.
+//   profile  W2's frames after three warm ones between cudaProfilerStart and
+//       Stop, for `ncu --profile-from-start off` (bench/ncu_summary.py).
+//   ceilings  the device's measured ceilings: a 1 GiB device-to-device copy
+//       (bytes read + written per second) and 8192^3 matrix products through
+//       the engine's own cuBLAS path (FP16 in, float accumulation; FP32).
 // Each for FP32 and FP16 storage. Depends only on core and the CUDA engine,
 // so it builds on a bare GPU host. Frames are bench/texture_frame.hpp's.
 //
 // usage: edgetap-bench [--model FILE.safetensors] [--precision fp32|fp16|both]
-//          [--size N] [--runs R] [--workloads w1,w2,w3] [--w2-points P,P,...] [--w2-frames F]
+//          [--size N] [--runs R] [--workloads w1,w2,w3,profile,ceilings] [--w2-points P,P,...] [--w2-frames F]
 //          [--cameras N,N,...]
 #include <algorithm>
 #include <chrono>
@@ -25,7 +30,11 @@
 #include <thread>
 #include <vector>
 
+#include <cuda_profiler_api.h>
+
 #include "edgetap/gpu/cuda_session.hpp"
+#include "edgetap/gpu/device_buffer.hpp"
+#include "edgetap/gpu/gemm.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
 #include "texture_frame.hpp"
 
@@ -37,7 +46,9 @@ using Clock = std::chrono::steady_clock;
 using Clip = std::vector<std::vector<std::uint8_t>>;
 
 struct Options {
-  std::string model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-small.safetensors";
+  // The source tree's bundled model; EDGETAP_SOURCE_DIR in the environment names another tree (a carried build).
+  std::string model = std::string(std::getenv("EDGETAP_SOURCE_DIR") ? std::getenv("EDGETAP_SOURCE_DIR") : EDGETAP_SOURCE_DIR) +
+                      "/models/edgetap-small.safetensors";
   std::vector<std::string> precisions = {"fp32", "fp16"};
   int size = 256, runs = 5, w1_frames = 47, w1_points = 256, w2_frames = 100;
   std::vector<int> w2_points = {256, 1024, 4096};
@@ -100,13 +111,11 @@ void check(const Status& s) {
   if (!s.is_ok()) throw std::runtime_error(s.message());
 }
 
-// Streams `clip` through a fresh session with `points` tracks from the first
-// frame; returns each frame's milliseconds (the first frame includes adding the tracks).
+// Streams `clip` through `session` with `points` tracks from the first frame;
+// returns each frame's milliseconds (the first frame includes adding the tracks).
 template <class T>
-std::vector<double> stream(const engine::Network& net, const Clip& clip, int size, int points, bool graphs,
-                           engine::StepProfile* stages = nullptr) {
-  gpu::CudaStreamingSession<T> session(net, points);
-  session.set_graphs(graphs);
+std::vector<double> stream_into(gpu::CudaStreamingSession<T>& session, const Clip& clip, int size, int points,
+                                engine::StepProfile* stages = nullptr) {
   session.set_profiling(stages != nullptr);
   std::vector<double> ms;
   const std::vector<engine::Point2> queries = grid(size, points);
@@ -124,6 +133,21 @@ std::vector<double> stream(const engine::Network& net, const Clip& clip, int siz
   return ms;
 }
 
+// The same through a fresh session (its set-up not timed, its first frames' plans and captures timed).
+template <class T>
+std::vector<double> stream(const engine::Network& net, const Clip& clip, int size, int points, bool graphs,
+                           engine::StepProfile* stages = nullptr) {
+  gpu::CudaStreamingSession<T> session(net, points);
+  session.set_graphs(graphs);
+  return stream_into(session, clip, size, points, stages);
+}
+
+double sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
 template <class T>
 void w1(const engine::Network& net, const Options& o, const char* precision) {
   const Clip clip = [&] {
@@ -131,17 +155,21 @@ void w1(const engine::Network& net, const Options& o, const char* precision) {
     for (int t = 0; t < o.w1_frames; ++t) c.push_back(bench::texture_frame(o.size, o.size, t));
     return c;
   }();
+  // A fresh session per clip: the frame size's encoder plan and the graph captures are in the time.
   stream<T>(net, clip, o.size, o.w1_points, true);  // warm-up: module load, cuBLAS and cuDNN set-up
-  std::vector<double> totals;
+  std::vector<double> fresh, warm;
+  for (int r = 0; r < o.runs; ++r) fresh.push_back(sum(stream<T>(net, clip, o.size, o.w1_points, true)));
+  // One session restarted for every clip, as a service keeps it: plans and graphs made once.
+  gpu::CudaStreamingSession<T> session(net, o.w1_points);
+  stream_into(session, clip, o.size, o.w1_points);
   for (int r = 0; r < o.runs; ++r) {
-    const std::vector<double> ms = stream<T>(net, clip, o.size, o.w1_points, true);
-    double sum = 0;
-    for (double m : ms) sum += m;
-    totals.push_back(sum);
+    session.restart();
+    warm.push_back(sum(stream_into(session, clip, o.size, o.w1_points)));
   }
-  std::printf("W1 %s: %d frames %dx%d, %d points: %.2f ms per clip (median of %d; min %.2f, max %.2f)\n", precision,
-              o.w1_frames, o.size, o.size, o.w1_points, percentile(totals, 0.5), o.runs, percentile(totals, 0.0),
-              percentile(totals, 1.0));
+  std::printf("W1 %s: %d frames %dx%d, %d points: %.2f ms per clip in a restarted session, %.2f in a fresh one "
+              "(medians of %d; min %.2f / %.2f)\n",
+              precision, o.w1_frames, o.size, o.size, o.w1_points, percentile(warm, 0.5), percentile(fresh, 0.5), o.runs,
+              percentile(warm, 0.0), percentile(fresh, 0.0));
 }
 
 template <class T>
@@ -184,10 +212,76 @@ void w3(const engine::Network& net, const Options& o, const char* precision) {
 }
 
 template <class T>
+void profile(const engine::Network& net, const Options& o) {
+  for (int points : o.w2_points) {
+    gpu::CudaStreamingSession<T> session(net, points);
+    const int warm = 3;
+    for (int t = 0; t < warm + o.w2_frames; ++t) {
+      if (t == warm) cudaProfilerStart();
+      check(session.push_frame(view(bench::texture_frame(o.size, o.size, t), o.size)));
+      if (t == 0) session.add_tracks(grid(o.size, points));
+    }
+    cudaProfilerStop();
+  }
+}
+
+// Median milliseconds of `body` enqueued on `stream`, timed with CUDA events after two warm-ups.
+template <class Body>
+double event_ms(cudaStream_t stream, int runs, Body body) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EDGETAP_CUDA_CHECK(cudaEventCreate(&start));
+  EDGETAP_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> ms;
+  for (int r = 0; r < runs + 2; ++r) {
+    EDGETAP_CUDA_CHECK(cudaEventRecord(start, stream));
+    body();
+    EDGETAP_CUDA_CHECK(cudaEventRecord(stop, stream));
+    EDGETAP_CUDA_CHECK(cudaEventSynchronize(stop));
+    float m = 0.f;
+    EDGETAP_CUDA_CHECK(cudaEventElapsedTime(&m, start, stop));
+    if (r >= 2) ms.push_back(m);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return percentile(ms, 0.5);
+}
+
+template <class T>
+double gemm_tflops(const gpu::Blas& blas, cudaStream_t stream, int n) {
+  // Random-ish, not zero: products of zeros can run faster than real data.
+  std::vector<float> host(static_cast<std::size_t>(n) * n);
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.f - 0.5f;
+  const gpu::DeviceBuffer<T> a = gpu::to_device<T>(host), b = gpu::to_device<T>(host);
+  gpu::DeviceBuffer<float> c(host.size());
+  const double ms = event_ms(stream, 10, [&] { blas.gemm_nt<T>(n, n, n, a.data(), n, b.data(), n, c.data(), n); });
+  return 2.0 * n * n * static_cast<double>(n) / (ms * 1e-3) / 1e12;
+}
+
+void ceilings() {
+  cudaStream_t stream = nullptr;
+  EDGETAP_CUDA_CHECK(cudaStreamCreate(&stream));
+  const std::size_t bytes = std::size_t{1} << 30;
+  gpu::DeviceBuffer<std::uint8_t> from(bytes), to(bytes);
+  EDGETAP_CUDA_CHECK(cudaMemset(from.data(), 1, bytes));
+  const double copy_ms = event_ms(stream, 10, [&] {
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, stream));
+  });
+  std::printf("ceiling: device-to-device copy %.0f GB/s (bytes read + written; 1 GiB, median of 10)\n",
+              2.0 * static_cast<double>(bytes) / (copy_ms * 1e-3) / 1e9);
+  {
+    const gpu::Blas blas(stream);
+    std::printf("ceiling: 8192^3 product, FP16 in / float accumulation %.0f TFLOP/s; FP32 %.1f TFLOP/s (median of 10)\n",
+                gemm_tflops<__half>(blas, stream, 8192), gemm_tflops<float>(blas, stream, 8192));
+  }
+  cudaStreamDestroy(stream);
+}
+
+template <class T>
 void run_precision(const engine::Network& net, const Options& o, const char* precision) {
   if (o.runs_workload("w1")) w1<T>(net, o, precision);
   if (o.runs_workload("w2")) w2<T>(net, o, precision);
   if (o.runs_workload("w3")) w3<T>(net, o, precision);
+  if (o.runs_workload("profile")) profile<T>(net, o);
 }
 
 int run(int argc, char** argv) {
@@ -199,6 +293,7 @@ int run(int argc, char** argv) {
       engine::load_network(o.model, std::filesystem::path(o.model).replace_extension(".json").string());
   std::printf("model %s (%zu parameters, %d iterations), device %s\n", o.model.c_str(), net.weights.parameter_count(),
               net.config.iters, probe.devices.front().name.c_str());
+  if (o.runs_workload("ceilings")) ceilings();
   for (const std::string& p : o.precisions) {
     if (p == "fp32") run_precision<float>(net, o, "fp32");
     else run_precision<__half>(net, o, "fp16");

@@ -22,20 +22,26 @@ for step in "$@"; do
       compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/edgetap-gpu-test-track-ops" >"$out/memcheck-track-ops.log" 2>&1 || status=1
       compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/edgetap-gpu-test-track-ops" >"$out/racecheck-track-ops.log" 2>&1 || status=1
       compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/edgetap-gpu-test-session" --gtest_filter='*tiny*:CudaSession.*' >"$out/memcheck-session.log" 2>&1 || status=1
-      compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/edgetap-gpu-test-encoder" >"$out/memcheck-encoder.log" 2>&1 || status=1
+      compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/edgetap-gpu-test-encoder" --gtest_filter='*tiny*' >"$out/memcheck-encoder.log" 2>&1 || status=1
       tail -n 3 "$out"/memcheck-*.log "$out"/racecheck-*.log ;;
     bench)
+      "$bin/edgetap-bench" --workloads ceilings --precision fp16 2>&1 | grep ceiling | tee "$out/ceilings.log"
       for m in small large; do
-        "$bin/edgetap-bench" --model models/edgetap-$m.safetensors 2>&1 | tee "$out/bench-$m.log"
+        "$bin/edgetap-bench" --model models/edgetap-$m.safetensors >"$out/bench-$m.log" 2>&1 || status=1
+        grep -E "^W|stages" "$out/bench-$m.log"
       done ;;
     ncu)
-      # DRAM bytes and time of every kernel of a few streamed frames at 1024 points.
-      for p in fp16 fp32; do
-        ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum --csv \
-          "$bin/edgetap-bench" --model models/edgetap-small.safetensors --precision $p --workloads w2 \
-          --w2-points 1024 --w2-frames 4 >"$out/ncu-small-$p.csv" 2>"$out/ncu.err" || status=1
-      done
-      tail -n 2 "$out/ncu.err" ;;
+      # DRAM bytes and time of every kernel of 2 streamed frames (graph kernels included).
+      for m in small large; do
+        for points in 256 1024; do
+          ncu --clock-control none --profile-from-start off --csv \
+            --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+            "$bin/edgetap-bench" --model models/edgetap-$m.safetensors --precision fp16 --workloads profile \
+            --w2-points $points --w2-frames 2 >"$out/ncu-$m-fp16-$points.csv" 2>"$out/ncu.err" || status=1
+          echo "ncu $m fp16 $points points, per frame:"
+          python3 bench/ncu_summary.py "$out/ncu-$m-fp16-$points.csv" --frames 2 | tail -n 1
+        done
+      done ;;
     *) echo "unknown step $step"; status=2 ;;
   esac
 done

@@ -1,6 +1,7 @@
 #include "edgetap/gpu/cuda_session.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -52,14 +53,12 @@ struct CudaStreamingSession<T>::Impl {
     if (initial_capacity <= 0) throw std::invalid_argument("the initial track capacity must be positive");
     clock_dev.resize(1);
     clock_host.resize(1);
-    k::FrameClock& clk = *clock_host.data();
-    clk = k::FrameClock{};
-    std::fill(std::begin(clk.slot_frame), std::end(clk.slot_frame), -1);
+    *clock_host.data() = k::FrameClock{};
     reserve(initial_capacity);
   }
 
   ~Impl() {
-    if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
+    for (const HeldGraph& g : graphs_held) cudaGraphExecDestroy(g.exec);
     if (stream != nullptr) {
       cudaStreamSynchronize(stream);
       cudaStreamDestroy(stream);
@@ -105,7 +104,6 @@ struct CudaStreamingSession<T>::Impl {
     hidden.resize(cap * std::max(static_cast<std::size_t>(c.corr_hidden), static_cast<std::size_t>(c.mlp_ratio) * width));
     token.resize(cap * c.token_in());
     x.resize(cap * width);
-    h.resize(cap * width);
     normed.resize(cap * width);
     qkv.resize(cap * 3 * width);
     attended.resize(cap * width);
@@ -121,22 +119,29 @@ struct CudaStreamingSession<T>::Impl {
     tracks.resize(cap);
     estimates.resize(cap);
     capacity = cap_;
-    drop_graph();
+    drop_graphs();
   }
 
-  void drop_graph() {
-    if (graph_exec != nullptr) EDGETAP_CUDA_CHECK(cudaGraphExecDestroy(graph_exec));
-    graph_exec = nullptr;
+  void drop_graphs() {
+    for (const HeldGraph& g : graphs_held) EDGETAP_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
+    graphs_held.clear();
   }
 
   // ---- The step: every iteration of every stepped row, enqueued on the stream.
+  //
+  // x, the residual stream, is also the hidden state carried from one
+  // iteration to the next (engine::StreamingSession's h). The matrix products
+  // accumulate into x without their bias; that bias stays `pending` until the
+  // next layer_norm_rows adds it to x (and writes x back). ln_out, the last
+  // reader of an iteration, clears it, so x then holds the iteration's full
+  // output: the next iteration's h.
 
   void enqueue_step(int S, bool query_step) {
     const int width = c.width;
     const float* head_bias = w.head.bias.data();
     k::entry_points(slots_dev.data(), S, query.data(), position.data(), previous.data(), c.entry_velocity, query_step,
                     points.data(), stream);
-    k::broadcast_row(w.h0.data(), S, width, h.data(), stream);
+    k::broadcast_row(w.h0.data(), S, width, x.data(), stream);  // h = h0
     for (int it = 0; it < iters; ++it) {
       timer.begin(Stage::correlation);
       k::window_correlation(pyramid, slots_dev.data(), points.data(), S, c.radius, descs.data(), desc_stride(),
@@ -147,17 +152,19 @@ struct CudaStreamingSession<T>::Impl {
       linear(w.corr2, hidden.data(), S, acc.data());
       k::token_inputs(acc.data(), w.corr2.bias.data(), c.corr_hidden, points.data(), query.data(), slots_dev.data(), S,
                       c.disp_scale, c.n_freq, query_step, token.data(), stream);
-      linear(w.inp, token.data(), S, x.data());
-      k::add_rows(x.data(), w.inp.bias.data(), h.data(), S, width, stream);  // x = inp(token) + h
+      linear(w.inp, token.data(), S, x.data(), true);  // x = h + inp(token)
+      const float* pending = w.inp.bias.data();
       timer.begin(Stage::transformer);
       for (int b = 0; b < c.blocks; ++b) {
-        block(b, it, S, query_step);
-        if (const int xi = c.cross_layer(b); xi >= 0) cross_track(w.cross[static_cast<std::size_t>(xi)], S, query_step);
+        pending = block(b, it, S, query_step, pending);
+        if (const int xi = c.cross_layer(b); xi >= 0) {
+          pending = cross_track(w.cross[static_cast<std::size_t>(xi)], S, query_step, pending);
+        }
       }
-      EDGETAP_CUDA_CHECK(cudaMemcpyAsync(h.data(), x.data(), static_cast<std::size_t>(S) * width * sizeof(float),
-                                         cudaMemcpyDeviceToDevice, stream));
       timer.begin(Stage::head);
-      k::layer_norm_rows(x.data(), S, width, w.ln_out.gamma.data(), w.ln_out.beta.data(), normed.data(), stream);
+      // Adds the last pending bias: x is now this iteration's output, the next one's h.
+      k::layer_norm_rows(x.data(), pending, S, width, w.ln_out.gamma.data(), w.ln_out.beta.data(), normed.data(),
+                         stream);
       linear(w.head, normed.data(), S, head_acc.data());
       k::apply_head(head_acc.data(), head_bias, S, query_step, points.data(), stream);
     }
@@ -176,35 +183,36 @@ struct CudaStreamingSession<T>::Impl {
     blas.gemm_nt<T>(rows, l.out, l.in, in, l.in, l.weight.data(), l.in, out, l.out, accumulate);
   }
 
-  void block(int b, int it, int S, bool query_step) {
+  // x += transformer block b, given x's pending bias; returns the new one
+  // (fc2's). The qkv and fc1 biases are added by the kernels that read them.
+  const float* block(int b, int it, int S, bool query_step, const float* pending) {
     const DeviceBlock<T>& bw = w.blocks[static_cast<std::size_t>(b)];
     const int width = c.width;
-    k::layer_norm_rows(x.data(), S, width, bw.ln1.gamma.data(), bw.ln1.beta.data(), normed.data(), stream);
+    k::layer_norm_rows(x.data(), pending, S, width, bw.ln1.gamma.data(), bw.ln1.beta.data(), normed.data(), stream);
     linear(bw.qkv, normed.data(), S, qkv.data());
-    k::add_rows(qkv.data(), bw.qkv.bias.data(), nullptr, S, 3 * width, stream);
-    k::attend_cached(qkv.data(), slots_dev.data(), S, c.heads, c.head_dim(), c.window, query_step, keys.data(),
-                     values.data(), cache_stride(), layer_offset(it, b), w.rel_bias.data(), query_frame.data(),
-                     clock_dev.data(), attended.data(), stream);
-    linear(bw.proj, attended.data(), S, x.data(), true);  // x += proj(o)
-    k::add_rows(x.data(), bw.proj.bias.data(), nullptr, S, width, stream);
-    k::layer_norm_rows(x.data(), S, width, bw.ln2.gamma.data(), bw.ln2.beta.data(), normed.data(), stream);
+    k::attend_cached(qkv.data(), bw.qkv.bias.data(), slots_dev.data(), S, c.heads, c.head_dim(), c.window, query_step,
+                     keys.data(), values.data(), cache_stride(), layer_offset(it, b), w.rel_bias.data(),
+                     query_frame.data(), clock_dev.data(), attended.data(), stream);
+    linear(bw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
+    k::layer_norm_rows(x.data(), bw.proj.bias.data(), S, width, bw.ln2.gamma.data(), bw.ln2.beta.data(), normed.data(),
+                       stream);
     linear(bw.fc1, normed.data(), S, acc.data());
     k::bias_activation(acc.data(), bw.fc1.bias.data(), S, bw.fc1.out, true, hidden.data(), stream);
-    linear(bw.fc2, hidden.data(), S, x.data(), true);  // x += mlp(x)
-    k::add_rows(x.data(), bw.fc2.bias.data(), nullptr, S, width, stream);
+    linear(bw.fc2, hidden.data(), S, x.data(), true);  // x += mlp(x), its bias pending
+    return bw.fc2.bias.data();
   }
 
   // x += the cross-track layer (engine::StreamingSession::cross_track): every
   // stepped track attends to all of them; on the query step only to itself.
-  void cross_track(const DeviceCrossTrack<T>& cw, int S, bool query_step) {
+  // Takes x's pending bias; returns the new one (the projection's).
+  const float* cross_track(const DeviceCrossTrack<T>& cw, int S, bool query_step, const float* pending) {
     const int width = c.width, dh = c.head_dim(), heads = c.heads;
-    k::layer_norm_rows(x.data(), S, width, cw.ln.gamma.data(), cw.ln.beta.data(), normed.data(), stream);
+    k::layer_norm_rows(x.data(), pending, S, width, cw.ln.gamma.data(), cw.ln.beta.data(), normed.data(), stream);
     linear(cw.qkv, normed.data(), S, qkv.data());
-    k::add_rows(qkv.data(), cw.qkv.bias.data(), nullptr, S, 3 * width, stream);
     if (query_step) {
-      k::take_values(qkv.data(), S, width, attended.data(), stream);
+      k::take_values(qkv.data(), cw.qkv.bias.data(), S, width, attended.data(), stream);
     } else {
-      k::convert(qkv.data(), static_cast<std::size_t>(S) * 3 * width, qkv_t.data(), stream);
+      k::bias_activation(qkv.data(), cw.qkv.bias.data(), S, 3 * width, /*gelu=*/false, qkv_t.data(), stream);
       const long long ss = static_cast<long long>(S) * S;
       // scores_h = Q_h K_h^T, then P_h = softmax(scores_h / sqrt(dh)), O_h = P_h V_h, heads as a batch.
       blas.gemm_nt_batched<T>(S, S, dh, qkv_t.data(), 3 * width, dh, qkv_t.data() + width, 3 * width, dh,
@@ -213,8 +221,8 @@ struct CudaStreamingSession<T>::Impl {
       blas.gemm_nn_batched<T>(S, dh, S, probs.data(), S, ss, qkv_t.data() + 2 * width, 3 * width, dh,
                               attended.data(), width, dh, heads);
     }
-    linear(cw.proj, attended.data(), S, x.data(), true);  // x += proj(o)
-    k::add_rows(x.data(), cw.proj.bias.data(), nullptr, S, width, stream);
+    linear(cw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
+    return cw.proj.bias.data();
   }
 
   // ---- Frames.
@@ -269,30 +277,52 @@ struct CudaStreamingSession<T>::Impl {
     read_estimates(S);
   }
 
-  // Replays the captured frame, capturing it first for a new shape.
+  // Replays the captured frame, capturing it first for a new shape. The last
+  // few shapes stay captured (a clip's frame without tracks and with them,
+  // a camera switching between two point counts).
   void run_graph(int S, int height, int width) {
-    if (graph_exec == nullptr || graph_key[0] != S || graph_key[1] != height || graph_key[2] != width) {
-      drop_graph();
-      timer.reset(false);
-      cudaGraph_t graph = nullptr;
-      EDGETAP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-      try {
-        enqueue_frame(S, height, width);
-      } catch (...) {
-        cudaStreamEndCapture(stream, &graph);
-        if (graph != nullptr) cudaGraphDestroy(graph);
-        throw;
+    const std::array<int, 3> key = {S, height, width};
+    auto found = std::find_if(graphs_held.begin(), graphs_held.end(), [&](const HeldGraph& g) { return g.key == key; });
+    if (found == graphs_held.end()) {
+      if (graphs_held.size() == kGraphsHeld) {
+        EDGETAP_CUDA_CHECK(cudaGraphExecDestroy(graphs_held.front().exec));
+        graphs_held.erase(graphs_held.begin());
       }
-      EDGETAP_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-      const cudaError_t inst = cudaGraphInstantiate(&graph_exec, graph, 0);
-      cudaGraphDestroy(graph);
-      EDGETAP_CUDA_CHECK(inst);
-      graph_key[0] = S;
-      graph_key[1] = height;
-      graph_key[2] = width;
+      graphs_held.push_back({key, capture_frame(S, height, width)});
+      found = graphs_held.end() - 1;
       ++captures;
     }
-    EDGETAP_CUDA_CHECK(cudaGraphLaunch(graph_exec, stream));
+    EDGETAP_CUDA_CHECK(cudaGraphLaunch(found->exec, stream));
+  }
+
+  cudaGraphExec_t capture_frame(int S, int height, int width) {
+    timer.reset(false);
+    cudaGraph_t graph = nullptr;
+    EDGETAP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue_frame(S, height, width);
+    } catch (...) {
+      cudaStreamEndCapture(stream, &graph);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      throw;
+    }
+    EDGETAP_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    EDGETAP_CUDA_CHECK(inst);
+    return exec;
+  }
+
+  // Forgets every track and frame; keeps the buffers, the encoder's plans and the captured graphs.
+  void restart() {
+    EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::fill(tracks.begin(), tracks.end(), TrackState{});
+    free_slots.clear();
+    next_slot = 0;
+    alive_count = 0;
+    t = -1;
+    *clock_host.data() = k::FrameClock{};
   }
 
   // The stepped tracks, in slot order, into the pinned slot list; returns how many.
@@ -398,7 +428,7 @@ struct CudaStreamingSession<T>::Impl {
   DeviceBuffer<int> slots_dev;
   DeviceBuffer<float2> points, new_points;
   DeviceBuffer<T> corr, hidden, token, normed, attended, qkv_t, probs;
-  DeviceBuffer<float> acc, x, h, qkv, head_acc, scores;
+  DeviceBuffer<float> acc, x, qkv, head_acc, scores;  // x: the residual stream and hidden state
   DeviceBuffer<k::FrameClock> clock_dev;
   DeviceBuffer<std::uint8_t> rgb_dev;
   // Host side.
@@ -416,8 +446,12 @@ struct CudaStreamingSession<T>::Impl {
   bool graphs = true;
   bool profiling = false;
   engine::StepProfile profile;
-  cudaGraphExec_t graph_exec = nullptr;
-  int graph_key[3] = {-1, -1, -1};
+  struct HeldGraph {
+    std::array<int, 3> key;  // tracks stepped, frame height, frame width
+    cudaGraphExec_t exec;
+  };
+  static constexpr std::size_t kGraphsHeld = 4;
+  std::vector<HeldGraph> graphs_held;
   int captures = 0;
 };
 
@@ -468,6 +502,11 @@ std::int64_t CudaStreamingSession<T>::frames() const noexcept {
 template <class T>
 int CudaStreamingSession<T>::capacity() const noexcept {
   return impl_->capacity;
+}
+
+template <class T>
+void CudaStreamingSession<T>::restart() {
+  impl_->restart();
 }
 
 template <class T>

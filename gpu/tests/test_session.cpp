@@ -231,5 +231,36 @@ TEST(CudaSession, GrowsPastItsCapacityKeepingEveryTrack) {
   EXPECT_GE(tight.capacity(), 10);
 }
 
+TEST(CudaSession, RestartTracksANewClipAsAFreshSession) {
+  EDGETAP_REQUIRE_GPU();
+  const Network net = load("tests/data/golden/edgetap-tiny-cross");
+  CudaStreamingSession<float> reused(net, 16);
+  const auto run_clip = [](CudaStreamingSession<float>& s, int first_frame) {
+    std::vector<engine::TrackEstimate> out;
+    for (int t = 0; t < 6; ++t) {
+      const std::vector<std::uint8_t> rgb = scene(128, 96, first_frame + t);
+      EXPECT_TRUE(s.push_frame(ImageView{rgb.data(), 128, 96, 128 * 3}).is_ok());
+      if (t == 0) {
+        EXPECT_EQ(s.add_tracks(grid(128, 96, 9, 6.f)).front(), 0);
+      }
+    }
+    for (int h = 0; h < 9; ++h) out.push_back(s.estimate(h));
+    return out;
+  };
+  run_clip(reused, 0);
+  reused.remove_track(3);
+  reused.restart();
+  EXPECT_EQ(reused.frames(), 0);
+  EXPECT_FALSE(reused.alive(3));
+  const std::vector<engine::TrackEstimate> again = run_clip(reused, 10);
+  CudaStreamingSession<float> fresh(net, 16);
+  const std::vector<engine::TrackEstimate> expected = run_clip(fresh, 10);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(again[i].x, expected[i].x, 1e-4) << "track " << i;
+    EXPECT_NEAR(again[i].y, expected[i].y, 1e-4) << "track " << i;
+    EXPECT_NEAR(again[i].visible, expected[i].visible, 1e-5) << "track " << i;
+  }
+}
+
 }  // namespace
 }  // namespace edgetap::gpu

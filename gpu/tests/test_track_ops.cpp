@@ -310,29 +310,6 @@ TYPED_TEST(TrackOps, BiasActivationMatchesGelu) {
   }
 }
 
-TEST(TrackOpsFp32, AddRowsAddsBiasAndOther) {
-  EDGETAP_REQUIRE_GPU();
-  std::mt19937 rng(14);
-  const int rows = 19, n = 131;
-  const std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * n, -2, 2, rng);
-  const std::vector<float> bias = random_floats(n, -1, 1, rng), other = random_floats(x.size(), -1, 1, rng);
-  auto d_bias = upload<float>(bias);
-  auto d_other = upload<float>(other);
-  for (const bool with_bias : {true, false}) {
-    for (const bool with_other : {true, false}) {
-      SCOPED_TRACE(std::string(with_bias ? "bias" : "no bias") + (with_other ? ", other" : ", no other"));
-      auto d_x = upload<float>(x);
-      kc::add_rows(d_x.data(), with_bias ? d_bias.data() : nullptr, with_other ? d_other.data() : nullptr, rows, n,
-                   nullptr);
-      std::vector<float> want = x;
-      for (std::size_t i = 0; i < want.size(); ++i) {
-        want[i] += (with_bias ? bias[i % n] : 0.f) + (with_other ? other[i] : 0.f);
-      }
-      expect_close(download(d_x.data(), x.size()), want, kTolF32, "add_rows");
-    }
-  }
-}
-
 TEST(TrackOpsFp32, BroadcastRowCopiesTheRow) {
   EDGETAP_REQUIRE_GPU();
   std::mt19937 rng(15);
@@ -357,15 +334,25 @@ TYPED_TEST(TrackOps, LayerNormMatchesCpu) {
     std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * width, -2, 2, rng);
     for (float& v : x) v += 3.f;  // a mean far from 0, as a residual stream's
     const std::vector<float> gamma = random_floats(width, 0.5f, 1.5f, rng), beta = random_floats(width, -1, 1, rng);
-    auto d_x = upload<float>(x);
+    const std::vector<float> pending = random_floats(width, -1, 1, rng);
     auto d_gamma = upload<float>(gamma);
     auto d_beta = upload<float>(beta);
-    DeviceBuffer<T> out(x.size());
-    poison(out);
-    kc::layer_norm_rows(d_x.data(), rows, width, d_gamma.data(), d_beta.data(), out.data(), nullptr);
-    std::vector<float> want(x.size());
-    cpu::layer_norm_rows(x.data(), rows, width, gamma.data(), beta.data(), want.data());
-    expect_close(download(out.data(), out.size()), want, tolerance<T>(), "layer_norm_rows");
+    auto d_pending = upload<float>(pending);
+    for (const bool with_bias : {false, true}) {
+      SCOPED_TRACE(with_bias ? "pending bias" : "no pending bias");
+      auto d_x = upload<float>(x);
+      DeviceBuffer<T> out(x.size());
+      poison(out);
+      kc::layer_norm_rows(d_x.data(), with_bias ? d_pending.data() : nullptr, rows, width, d_gamma.data(),
+                          d_beta.data(), out.data(), nullptr);
+      // x with the pending bias added (the same float sum on both sides), or untouched.
+      std::vector<float> want_x = x;
+      for (std::size_t i = 0; i < want_x.size() && with_bias; ++i) want_x[i] += pending[i % width];
+      std::vector<float> want(x.size());
+      cpu::layer_norm_rows(want_x.data(), rows, width, gamma.data(), beta.data(), want.data());
+      expect_close(download(out.data(), out.size()), want, tolerance<T>(), "layer_norm_rows");
+      expect_close(download(d_x.data(), x.size()), want_x, 0.0, "x after layer_norm_rows");
+    }
   }
 }
 
@@ -449,6 +436,7 @@ void check_attend(const AttendCase& c, int heads, int dh, std::mt19937& rng) {
   const std::size_t layer = static_cast<std::size_t>(heads) * (W + 1) * dh, slot_stride = 2 * layer;
   const std::size_t layer_offset = layer;
   const std::vector<float> qkv = random_floats(static_cast<std::size_t>(S) * 3 * width, -2, 2, rng);
+  const std::vector<float> qkv_bias = random_floats(static_cast<std::size_t>(3) * width, -1, 1, rng);
   const std::vector<float> rel_bias = random_floats(static_cast<std::size_t>(heads) * (W + 1), -1, 1, rng);
   // Earlier frames' keys and values; unfilled slots hold values that must not count.
   std::vector<float> keys = rounded<T>(random_floats(kCapacity * slot_stride, -2, 2, rng));
@@ -460,6 +448,7 @@ void check_attend(const AttendCase& c, int heads, int dh, std::mt19937& rng) {
   std::copy(c.slot_frame.begin(), c.slot_frame.end(), clock.slot_frame);
 
   auto d_qkv = upload<float>(qkv);
+  auto d_qkv_bias = upload<float>(qkv_bias);
   auto d_rel = upload<float>(rel_bias);
   auto d_keys = upload<T>(keys);
   auto d_values = upload<T>(values);
@@ -468,18 +457,21 @@ void check_attend(const AttendCase& c, int heads, int dh, std::mt19937& rng) {
   auto d_clock = upload_raw(std::vector<kc::FrameClock>{clock});
   DeviceBuffer<T> out(static_cast<std::size_t>(S) * width);
   poison(out);
-  kc::attend_cached(d_qkv.data(), d_slots.data(), S, heads, dh, W, c.query_step, d_keys.data(), d_values.data(),
-                    slot_stride, layer_offset, d_rel.data(), d_query_frame.data(), d_clock.data(), out.data(),
-                    nullptr);
+  kc::attend_cached(d_qkv.data(), d_qkv_bias.data(), d_slots.data(), S, heads, dh, W, c.query_step, d_keys.data(),
+                    d_values.data(), slot_stride, layer_offset, d_rel.data(), d_query_frame.data(), d_clock.data(),
+                    out.data(), nullptr);
 
-  // engine::StreamingSession::step's attention loop with attention_bias; this
-  // frame's k and v as the cache of T holds them.
+  // engine::StreamingSession::step's attention loop with attention_bias, on
+  // qkv with its bias added (the CPU's linear includes it); this frame's k and
+  // v as the cache of T holds them.
+  std::vector<float> qkv_biased = qkv;
+  for (std::size_t j = 0; j < qkv_biased.size(); ++j) qkv_biased[j] += qkv_bias[j % (3 * width)];
   const int current = static_cast<int>(c.t % W);
   const float scale = 1.f / std::sqrt(static_cast<float>(dh)), none = -std::numeric_limits<float>::infinity();
   std::vector<float> want(out.size());
   for (int i = 0; i < S; ++i) {
     const std::int64_t qf = c.query_frame[i];
-    const float* q = qkv.data() + static_cast<std::size_t>(i) * 3 * width;
+    const float* q = qkv_biased.data() + static_cast<std::size_t>(i) * 3 * width;
     for (int h = 0; h < heads; ++h) {
       const float* rel = rel_bias.data() + static_cast<std::size_t>(h) * (W + 1);
       std::vector<float> bias(W + 1, none);
@@ -520,18 +512,6 @@ TYPED_TEST(TrackOps, AttendCachedMatchesCpu) {
 
 // ---- The cross-track layer's pieces
 
-TYPED_TEST(TrackOps, ConvertRoundsToT) {
-  EDGETAP_REQUIRE_GPU();
-  using T = TypeParam;
-  std::mt19937 rng(19);
-  const std::vector<float> in = random_floats(1001, -50, 50, rng);
-  auto d_in = upload<float>(in);
-  DeviceBuffer<T> out(in.size());
-  poison(out);
-  kc::convert(d_in.data(), in.size(), out.data(), nullptr);
-  expect_close(download(out.data(), out.size()), rounded<T>(in), 0.0, "convert");
-}
-
 TYPED_TEST(TrackOps, SoftmaxRowsMatchesCpu) {
   EDGETAP_REQUIRE_GPU();
   using T = TypeParam;
@@ -551,20 +531,23 @@ TYPED_TEST(TrackOps, SoftmaxRowsMatchesCpu) {
   }
 }
 
-TYPED_TEST(TrackOps, TakeValuesCopiesTheValueColumns) {
+TYPED_TEST(TrackOps, TakeValuesAddsBiasToTheValueColumns) {
   EDGETAP_REQUIRE_GPU();
   using T = TypeParam;
   std::mt19937 rng(21);
   const int rows = 13, width = 40;
   const std::vector<float> qkv = random_floats(static_cast<std::size_t>(rows) * 3 * width, -3, 3, rng);
+  const std::vector<float> bias = random_floats(static_cast<std::size_t>(3) * width, -1, 1, rng);
   auto d_qkv = upload<float>(qkv);
+  auto d_bias = upload<float>(bias);
   DeviceBuffer<T> out(static_cast<std::size_t>(rows) * width);
   poison(out);
-  kc::take_values(d_qkv.data(), rows, width, out.data(), nullptr);
+  kc::take_values(d_qkv.data(), d_bias.data(), rows, width, out.data(), nullptr);
   std::vector<float> want;
   for (int r = 0; r < rows; ++r) {
-    const auto v = qkv.begin() + static_cast<std::ptrdiff_t>(r) * 3 * width + 2 * width;
-    want.insert(want.end(), v, v + width);
+    for (int j = 0; j < width; ++j) {
+      want.push_back(qkv[static_cast<std::size_t>(r) * 3 * width + 2 * width + j] + bias[2 * width + j]);
+    }
   }
   expect_close(download(out.data(), out.size()), rounded<T>(want), 0.0, "take_values");
 }
@@ -681,15 +664,13 @@ TYPED_TEST(TrackOps, ZeroRowsLaunchNothing) {
     kc::sample_descriptors<T>(pyramid, nullptr, nullptr, 0, 3, nullptr, 0, nullptr);
     kc::window_correlation<T>(pyramid, nullptr, nullptr, 0, 3, nullptr, 0, 0, 2, 3, nullptr, nullptr);
     kc::bias_activation<T>(nullptr, nullptr, 0, 64, true, nullptr, nullptr);
-    kc::add_rows(nullptr, nullptr, nullptr, 0, 64, nullptr);
     kc::broadcast_row(nullptr, 0, 64, nullptr, nullptr);
-    kc::layer_norm_rows<T>(nullptr, 0, 64, nullptr, nullptr, nullptr, nullptr);
+    kc::layer_norm_rows<T>(nullptr, nullptr, 0, 64, nullptr, nullptr, nullptr, nullptr);
     kc::token_inputs<T>(nullptr, nullptr, 64, nullptr, nullptr, nullptr, 0, 64.f, 4, false, nullptr, nullptr);
-    kc::attend_cached<T>(nullptr, nullptr, 0, 8, 32, 8, false, nullptr, nullptr, 0, 0, nullptr, nullptr, nullptr,
-                         nullptr, nullptr);
-    kc::convert<T>(nullptr, 0, nullptr, nullptr);
+    kc::attend_cached<T>(nullptr, nullptr, nullptr, 0, 8, 32, 8, false, nullptr, nullptr, 0, 0, nullptr, nullptr,
+                         nullptr, nullptr, nullptr);
     kc::softmax_rows<T>(nullptr, 0, 0, 1.f, nullptr, nullptr);
-    kc::take_values<T>(nullptr, 0, 64, nullptr, nullptr);
+    kc::take_values<T>(nullptr, nullptr, 0, 64, nullptr, nullptr);
     kc::apply_head(nullptr, nullptr, 0, false, nullptr, nullptr);
     kc::finish_step(nullptr, nullptr, nullptr, 0, false, nullptr, nullptr, nullptr, nullptr, nullptr);
   });

@@ -232,117 +232,101 @@ struct CorrelationParams {
   const float2* points;
   const T* descs;
   std::size_t slot_stride, set_stride;
-  int radius, sets, query_cells;
+  int rows, radius, sets, query_cells;
   float scale;  // 1 / sqrt(channels)
   T* corr;
 };
 
-constexpr int kCorrThreads = 256;
-constexpr int kDescsPerThread = 4;  // outputs per thread in the dot phase: one window cell x 4 descriptors
+constexpr int kCorrWarps = 4;       // warps per block, one (row, level) each
+constexpr int kMaxCorrDescs = 18;   // descriptors per level: 2 sets x a 3x3 query patch
 
-// Floats between consecutive sampled cells in shared memory: padded so that
-// lanes reading consecutive cells hit distinct banks (float4 reads for V = 8).
-template <int V>
-__host__ __device__ constexpr int sample_pitch(int channels) {
-  return V == 8 ? channels + 4 : channels + 1;
+std::size_t correlation_shared_bytes(int channels, int n_desc) {
+  return static_cast<std::size_t>(kCorrWarps) * n_desc * channels * sizeof(float);
 }
 
+// V floats into shared memory (16-byte aligned for V = 8).
 template <int V>
-std::size_t correlation_shared_bytes(int channels, int cells, int n_desc) {
-  return (static_cast<std::size_t>(cells) * sample_pitch<V>(channels) + static_cast<std::size_t>(n_desc) * channels) *
-         sizeof(float);
-}
-
-// acc[u] = dot(sample, descriptor first + u) over C channels; descriptors past
-// the last are clamped to it (their sums are not written).
-template <int V>
-__device__ __forceinline__ void dot_descriptors(const float* sample, const float* descs, int first, int n_desc, int C,
-                                                float (&acc)[kDescsPerThread]) {
-  const float* d[kDescsPerThread];
-#pragma unroll
-  for (int u = 0; u < kDescsPerThread; ++u) {
-    d[u] = descs + static_cast<std::size_t>(min(first + u, n_desc - 1)) * C;
-    acc[u] = 0.f;
-  }
+__device__ __forceinline__ void store_shared(float* dst, const float (&v)[V]) {
   if constexpr (V == 8) {
-#pragma unroll 4
-    for (int c = 0; c < C; c += 4) {
-      const float4 s = *reinterpret_cast<const float4*>(sample + c);
-#pragma unroll
-      for (int u = 0; u < kDescsPerThread; ++u) {
-        const float4 q = *reinterpret_cast<const float4*>(d[u] + c);
-        acc[u] += s.x * q.x + s.y * q.y + s.z * q.z + s.w * q.w;
-      }
-    }
+    reinterpret_cast<float4*>(dst)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    reinterpret_cast<float4*>(dst)[1] = make_float4(v[4], v[5], v[6], v[7]);
   } else {
-    for (int c = 0; c < C; ++c) {
-#pragma unroll
-      for (int u = 0; u < kDescsPerThread; ++u) acc[u] += sample[c] * d[u][c];
-    }
+    dst[0] = v[0];
+  }
+}
+
+// V descriptor values from shared memory (16-byte aligned for V = 8).
+template <int V>
+__device__ __forceinline__ void load_shared(const float* src, float (&v)[V]) {
+  if constexpr (V == 8) {
+    const float4 a = reinterpret_cast<const float4*>(src)[0], b = reinterpret_cast<const float4*>(src)[1];
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  } else {
+    v[0] = src[0];
   }
 }
 
 // The local correlation of one row at one level, for every descriptor of
 // every set: corr[row][set][level][j][cell] = scale * dot(desc[set][level][j],
 // bilinear(level, point / stride + cell offset)).
-// Launch: grid (S, levels), kCorrThreads threads, dynamic shared memory
-// correlation_shared_bytes (window samples then descriptors, as float).
-// Phase 1 samples each of the (2r+1)^2 window cells once (4 taps, V channels
-// per thread) and loads the descriptors; phase 2 gives each thread one window
-// cell against kDescsPerThread descriptors.
+// Launch: one warp per (row, level), kCorrWarps warps per block, dynamic
+// shared memory correlation_shared_bytes: each warp's descriptors as float.
+// The warp loads its descriptors once; each lane then takes window cells
+// (cells lane, lane + 32, ...), samples each cell's V channels at a time (4
+// taps) and adds them into all the descriptors' sums held in registers, so a
+// cell is sampled once for every descriptor and no block-wide barrier is needed.
 // Per row, with D channels, L levels, n = sets * query_cells descriptors per
 // level, k = 2r + 1 and b = sizeof(T) bytes:
 //   DRAM at least: descriptors n L D b + output n L k^2 b + 12 (point, slot);
 //   the map cells touched, L (k+1)^2 D b, come from L2 where tracks are close
 //   (every cell is read by up to 4 taps, the repeats hit L1).
 //   FLOPs: sampling 8 L k^2 D, dots 2 n L k^2 D.
-//   D = 64, L = 5, query_patch 3, sets 2, r = 3, FP16: 11.5 KB descriptors +
-//   8.8 KB output from DRAM, 40 KB of map cells; 0.125 + 0.56 MFLOP.
+//   D = 64, L = 4, query_patch 3, sets 1, r = 3, FP16 (edgetap-small): 4.6 KB
+//   descriptors + 3.5 KB output from DRAM, 25.6 KB of map cells; 0.10 + 0.45 MFLOP.
 template <class T, int V>
-__global__ void __launch_bounds__(kCorrThreads) window_correlation_kernel(CorrelationParams<T> p) {
+__global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_kernel(CorrelationParams<T> p) {
   extern __shared__ float4 correlation_shared[];
-  const int row = blockIdx.x, level = blockIdx.y;
-  const int C = p.pyramid.channels, k = 2 * p.radius + 1, cells = k * k, qc = p.query_cells;
-  const int n_desc = p.sets * qc, chunks = C / V, pitch = sample_pitch<V>(C);
-  float* samples = reinterpret_cast<float*>(correlation_shared);
-  float* descs = samples + cells * pitch;
-  const int slot = p.slots[row];
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, levels = p.pyramid.levels;
+  const int task = blockIdx.x * kCorrWarps + warp;
+  if (task >= p.rows * levels) return;  // the whole warp
+  const int row = task / levels, level = task % levels;
+  const int C = p.pyramid.channels, k = 2 * p.radius + 1, cells = k * k, qc = p.query_cells, n_desc = p.sets * qc;
+  float* descs = reinterpret_cast<float*>(correlation_shared) + static_cast<std::size_t>(warp) * n_desc * C;
+  const T* row_descs = p.descs + p.slots[row] * p.slot_stride + static_cast<std::size_t>(level) * qc * C;
+  for (int i = lane * V; i < n_desc * C; i += kWarp * V) {
+    const int d = i / C, c = i % C;
+    float v[V];
+    load_vec<V>(row_descs + (d / qc) * p.set_stride + static_cast<std::size_t>(d % qc) * C + c, v);
+    store_shared<V>(descs + i, v);
+  }
+  __syncwarp();
 
   const LevelMap<T> map = level_map(p.pyramid, level);
   const float2 pt = p.points[row];
   const BilinearCell centre = locate(pt.x / map.stride, pt.y / map.stride);
-  for (int item = threadIdx.x; item < cells * chunks; item += blockDim.x) {
-    const int cell = item / chunks, c0 = item % chunks * V;
+  T* out = p.corr + static_cast<std::size_t>(row) * n_desc * levels * cells;
+  for (int cell = lane; cell < cells; cell += kWarp) {
     BilinearCell b = centre;
     b.x0 += cell % k - p.radius;
     b.y0 += cell / k - p.radius;
-    float v[V];
-    bilinear_sample<V>(map, C, b, c0, v);
+    float acc[kMaxCorrDescs] = {};
+    for (int c0 = 0; c0 < C; c0 += V) {
+      float v[V];
+      bilinear_sample<V>(map, C, b, c0, v);
 #pragma unroll
-    for (int i = 0; i < V; ++i) samples[cell * pitch + c0 + i] = v[i];
-  }
-  const T* row_descs = p.descs + slot * p.slot_stride + static_cast<std::size_t>(level) * qc * C;
-  for (int item = threadIdx.x; item < n_desc * chunks; item += blockDim.x) {
-    const int d = item / chunks, c0 = item % chunks * V;
-    float v[V];
-    load_vec<V>(row_descs + (d / qc) * p.set_stride + static_cast<std::size_t>(d % qc) * C + c0, v);
+      for (int d = 0; d < kMaxCorrDescs; ++d) {
+        if (d >= n_desc) break;
+        float q[V];
+        load_shared<V>(descs + d * C + c0, q);
 #pragma unroll
-    for (int i = 0; i < V; ++i) descs[d * C + c0 + i] = v[i];
-  }
-  __syncthreads();
-
-  const int levels = p.pyramid.levels, groups = (n_desc + kDescsPerThread - 1) / kDescsPerThread;
-  T* out = p.corr + static_cast<std::size_t>(row) * n_desc * levels * cells;
-  for (int item = threadIdx.x; item < groups * cells; item += blockDim.x) {
-    const int first = item / cells * kDescsPerThread, cell = item % cells;
-    float acc[kDescsPerThread];
-    dot_descriptors<V>(samples + cell * pitch, descs, first, n_desc, C, acc);
+        for (int u = 0; u < V; ++u) acc[d] += v[u] * q[u];
+      }
+    }
 #pragma unroll
-    for (int u = 0; u < kDescsPerThread; ++u) {
-      const int d = first + u;
+    for (int d = 0; d < kMaxCorrDescs; ++d) {
       if (d >= n_desc) break;
       const int set = d / qc, j = d % qc;
-      store(out + ((set * levels + level) * qc + j) * cells + cell, acc[u] * p.scale);
+      store(out + ((set * levels + level) * qc + j) * cells + cell, acc[d] * p.scale);
     }
   }
 }
@@ -358,14 +342,6 @@ __global__ void __launch_bounds__(kThreads) bias_activation_kernel(const float* 
 }
 
 // Launch: grid-stride, one thread per value.
-__global__ void __launch_bounds__(kThreads) add_rows_kernel(float* x, const float* bias, const float* other,
-                                                           unsigned n_values, unsigned n) {
-  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n_values; i += gridDim.x * blockDim.x) {
-    x[i] += (bias != nullptr ? bias[i % n] : 0.f) + (other != nullptr ? other[i] : 0.f);
-  }
-}
-
-// Launch: grid-stride, one thread per value.
 __global__ void __launch_bounds__(kThreads) broadcast_row_kernel(const float* row, unsigned n_values, unsigned n,
                                                                 float* x) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n_values; i += gridDim.x * blockDim.x) x[i] = row[i % n];
@@ -374,15 +350,26 @@ __global__ void __launch_bounds__(kThreads) broadcast_row_kernel(const float* ro
 constexpr int kRowsPerBlock = kThreads / kWarp;
 
 // LayerNorm of each row (two passes, mean then squared deviations, as
-// cpu::layer_norm_rows). Launch: one warp per row, kRowsPerBlock rows per block.
+// cpu::layer_norm_rows), after adding the pending bias (if any) to the row and
+// writing it back. Each lane reads back only the columns it wrote itself, so
+// the write-back needs no synchronization. Launch: one warp per row,
+// kRowsPerBlock rows per block.
 template <class T>
-__global__ void __launch_bounds__(kThreads) layer_norm_kernel(const float* in, int rows, int width, const float* gamma,
-                                                             const float* beta, T* out) {
+__global__ void __launch_bounds__(kThreads) layer_norm_kernel(float* in, const float* pending_bias, int rows, int width,
+                                                             const float* gamma, const float* beta, T* out) {
   const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   if (row >= rows) return;
-  const float* x = in + static_cast<std::size_t>(row) * width;
+  float* x = in + static_cast<std::size_t>(row) * width;
   float sum = 0.f;
-  for (int j = lane; j < width; j += kWarp) sum += x[j];
+  if (pending_bias != nullptr) {
+    for (int j = lane; j < width; j += kWarp) {
+      const float v = x[j] + pending_bias[j];
+      x[j] = v;
+      sum += v;
+    }
+  } else {
+    for (int j = lane; j < width; j += kWarp) sum += x[j];
+  }
   const float mean = warp_reduce(sum, Sum{}) / static_cast<float>(width);
   float squares = 0.f;
   for (int j = lane; j < width; j += kWarp) squares += (x[j] - mean) * (x[j] - mean);
@@ -439,6 +426,7 @@ __global__ void __launch_bounds__(kThreads) token_inputs_kernel(TokenParams<T> p
 template <class T>
 struct AttendParams {
   const float* qkv;
+  const float* qkv_bias;
   const int* slots;
   int rows, heads, head_dim, window;
   bool query_step;
@@ -456,10 +444,11 @@ constexpr int kAttendWarps = 4;
 constexpr int kDimsPerLane = 2;
 constexpr int kMaxHeadDim = kDimsPerLane * kWarp;
 
-// One (row, head): stores the row's k and v in the cache (window slot t % W,
-// and the anchor slot W on the query step), then attends over the slots in
-// (engine::StreamingSession::attention_bias) with an online softmax. Each lane
-// owns head dimensions lane and lane + 32 and reads back only its own stores.
+// One (row, head): reads q, k and v with the qkv bias added, stores k and v in
+// the cache (window slot t % W, and the anchor slot W on the query step), then
+// attends over the slots in (engine::StreamingSession::attention_bias) with an
+// online softmax. Each lane owns head dimensions lane and lane + 32 and reads
+// back only its own stores.
 // Launch: one warp per (row, head), kAttendWarps warps per block.
 template <class T>
 __global__ void __launch_bounds__(kAttendWarps * kWarp) attend_cached_kernel(AttendParams<T> p) {
@@ -468,6 +457,7 @@ __global__ void __launch_bounds__(kAttendWarps * kWarp) attend_cached_kernel(Att
   const int row = pair / p.heads, h = pair % p.heads, dh = p.head_dim, W = p.window, width = p.heads * dh;
   const int slot = p.slots[row];
   const float* q = p.qkv + static_cast<std::size_t>(row) * 3 * width + h * dh;
+  const float* qkv_bias = p.qkv_bias + h * dh;
   const std::size_t cache = slot * p.slot_stride + p.layer_offset + static_cast<std::size_t>(h) * (W + 1) * dh;
   T* keys = p.keys + cache;
   T* values = p.values + cache;
@@ -480,12 +470,13 @@ __global__ void __launch_bounds__(kAttendWarps * kWarp) attend_cached_kernel(Att
     const int d = lane + u * kWarp;
     query[u] = 0.f;
     if (d >= dh) continue;
-    query[u] = q[d];
-    store(keys + current * dh + d, q[width + d]);
-    store(values + current * dh + d, q[2 * width + d]);
+    query[u] = q[d] + qkv_bias[d];
+    const float k = q[width + d] + qkv_bias[width + d], v = q[2 * width + d] + qkv_bias[2 * width + d];
+    store(keys + current * dh + d, k);
+    store(values + current * dh + d, v);
     if (p.query_step) {
-      store(keys + W * dh + d, q[width + d]);
-      store(values + W * dh + d, q[2 * width + d]);
+      store(keys + W * dh + d, k);
+      store(values + W * dh + d, v);
     }
   }
 
@@ -527,12 +518,6 @@ __global__ void __launch_bounds__(kAttendWarps * kWarp) attend_cached_kernel(Att
   }
 }
 
-// Launch: grid-stride, one thread per value.
-template <class T>
-__global__ void __launch_bounds__(kThreads) convert_kernel(const float* in, unsigned n, T* out) {
-  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) store(out + i, in[i]);
-}
-
 // Rows of up to this many columns are kept in shared memory between the passes.
 constexpr int kSoftmaxCachedCols = 8192;
 
@@ -567,12 +552,14 @@ __global__ void __launch_bounds__(kThreads) softmax_rows_kernel(const float* sco
   }
 }
 
+// out[r][j] = qkv[r][2 width + j] + bias[2 width + j].
 // Launch: grid-stride, one thread per value.
 template <class T>
-__global__ void __launch_bounds__(kThreads) take_values_kernel(const float* qkv, unsigned n_values, unsigned width,
-                                                              T* out) {
+__global__ void __launch_bounds__(kThreads) take_values_kernel(const float* qkv, const float* bias, unsigned n_values,
+                                                              unsigned width, T* out) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n_values; i += gridDim.x * blockDim.x) {
-    store(out + i, qkv[i / width * 3 * width + 2 * width + i % width]);
+    const unsigned j = 2 * width + i % width;
+    store(out + i, qkv[i / width * 3 * width + j] + bias[j]);
   }
 }
 
@@ -648,24 +635,22 @@ void window_correlation(const PyramidView<T>& pyramid, const int* slots, const f
                         const T* descs, std::size_t slot_stride, std::size_t set_stride, int sets, int query_patch,
                         T* corr, cudaStream_t stream) {
   if (S == 0) return;
-  const int cells = (2 * radius + 1) * (2 * radius + 1), query_cells = query_patch * query_patch;
+  const int query_cells = query_patch * query_patch;
   const float scale = 1.f / std::sqrt(static_cast<float>(pyramid.channels));
-  const CorrelationParams<T> p{pyramid, slots, points, descs, slot_stride, set_stride, radius, sets, query_cells,
+  const CorrelationParams<T> p{pyramid, slots, points, descs, slot_stride, set_stride, S, radius, sets, query_cells,
                                scale, corr};
-  const dim3 grid(static_cast<unsigned>(S), static_cast<unsigned>(pyramid.levels));
-  const bool vector = vectorizable(pyramid, descs, slot_stride, sets > 1 ? set_stride : 0);
-  const std::size_t shared = vector ? correlation_shared_bytes<8>(pyramid.channels, cells, sets * query_cells)
-                                    : correlation_shared_bytes<1>(pyramid.channels, cells, sets * query_cells);
-  if (shared > kMaxStaticShared) {
-    throw std::invalid_argument("window_correlation: radius " + std::to_string(radius) + " with " +
-                                std::to_string(pyramid.channels) + " channels and " +
-                                std::to_string(sets * query_cells) + " descriptors needs " + std::to_string(shared) +
-                                " bytes of shared memory, more than 48 KB");
+  const int n_desc = sets * query_cells;
+  const std::size_t shared = correlation_shared_bytes(pyramid.channels, n_desc);
+  if (n_desc > kMaxCorrDescs || shared > kMaxStaticShared) {
+    throw std::invalid_argument("window_correlation: " + std::to_string(n_desc) + " descriptors of " +
+                                std::to_string(pyramid.channels) + " channels per level (at most " +
+                                std::to_string(kMaxCorrDescs) + ", and at most 48 KB of shared memory per block)");
   }
-  if (vector) {
-    window_correlation_kernel<T, 8><<<grid, kCorrThreads, shared, stream>>>(p);
+  const unsigned blocks = blocks_of(S * pyramid.levels, kCorrWarps);
+  if (vectorizable(pyramid, descs, slot_stride, sets > 1 ? set_stride : 0)) {
+    window_correlation_kernel<T, 8><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
   } else {
-    window_correlation_kernel<T, 1><<<grid, kCorrThreads, shared, stream>>>(p);
+    window_correlation_kernel<T, 1><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
   }
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
@@ -678,13 +663,6 @@ void bias_activation(const float* acc, const float* bias, int rows, int n, bool 
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
 
-void add_rows(float* x, const float* bias, const float* other, int rows, int n, cudaStream_t stream) {
-  if (rows == 0 || n == 0) return;
-  const unsigned values = checked_count(static_cast<std::size_t>(rows) * n);
-  add_rows_kernel<<<grid_for(values), kThreads, 0, stream>>>(x, bias, other, values, n);
-  EDGETAP_CUDA_LAUNCH_CHECK();
-}
-
 void broadcast_row(const float* row, int rows, int n, float* x, cudaStream_t stream) {
   if (rows == 0 || n == 0) return;
   const unsigned values = checked_count(static_cast<std::size_t>(rows) * n);
@@ -693,10 +671,11 @@ void broadcast_row(const float* row, int rows, int n, float* x, cudaStream_t str
 }
 
 template <class T>
-void layer_norm_rows(const float* x, int rows, int width, const float* gamma, const float* beta, T* out,
-                     cudaStream_t stream) {
+void layer_norm_rows(float* x, const float* pending_bias, int rows, int width, const float* gamma, const float* beta,
+                     T* out, cudaStream_t stream) {
   if (rows == 0) return;
-  layer_norm_kernel<T><<<blocks_of(rows, kRowsPerBlock), kThreads, 0, stream>>>(x, rows, width, gamma, beta, out);
+  layer_norm_kernel<T>
+      <<<blocks_of(rows, kRowsPerBlock), kThreads, 0, stream>>>(x, pending_bias, rows, width, gamma, beta, out);
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
 
@@ -712,9 +691,10 @@ void token_inputs(const float* hidden, const float* bias, int corr_hidden, const
 }
 
 template <class T>
-void attend_cached(const float* qkv, const int* slots, int S, int heads, int head_dim, int window, bool query_step,
-                   T* keys, T* values, std::size_t slot_stride, std::size_t layer_offset, const float* rel_bias,
-                   const std::int64_t* query_frame, const FrameClock* clock, T* out, cudaStream_t stream) {
+void attend_cached(const float* qkv, const float* qkv_bias, const int* slots, int S, int heads, int head_dim,
+                   int window, bool query_step, T* keys, T* values, std::size_t slot_stride, std::size_t layer_offset,
+                   const float* rel_bias, const std::int64_t* query_frame, const FrameClock* clock, T* out,
+                   cudaStream_t stream) {
   if (S == 0) return;
   if (head_dim > kMaxHeadDim || window < 1 || window > kMaxWindow) {
     throw std::invalid_argument("attend_cached: head_dim " + std::to_string(head_dim) + " (at most " +
@@ -722,16 +702,9 @@ void attend_cached(const float* qkv, const int* slots, int S, int heads, int hea
                                 " (1.." + std::to_string(kMaxWindow) + ") out of range");
   }
   const float scale = 1.f / std::sqrt(static_cast<float>(head_dim));
-  const AttendParams<T> p{qkv,        slots,        S,        heads,       head_dim, window, query_step, keys, values,
-                          slot_stride, layer_offset, rel_bias, query_frame, clock,    scale,  out};
+  const AttendParams<T> p{qkv,  qkv_bias,    slots,        S,        heads,       head_dim, window, query_step, keys,
+                          values, slot_stride, layer_offset, rel_bias, query_frame, clock,  scale,  out};
   attend_cached_kernel<T><<<blocks_of(S * heads, kAttendWarps), kAttendWarps * kWarp, 0, stream>>>(p);
-  EDGETAP_CUDA_LAUNCH_CHECK();
-}
-
-template <class T>
-void convert(const float* in, std::size_t n, T* out, cudaStream_t stream) {
-  if (n == 0) return;
-  convert_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(in, checked_count(n), out);
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
 
@@ -745,11 +718,11 @@ void softmax_rows(const float* scores, int rows, int cols, float scale, T* probs
 }
 
 template <class T>
-void take_values(const float* qkv, int rows, int width, T* out, cudaStream_t stream) {
+void take_values(const float* qkv, const float* bias, int rows, int width, T* out, cudaStream_t stream) {
   if (rows == 0 || width == 0) return;
   checked_count(static_cast<std::size_t>(rows) * 3 * width);  // the kernel's indices into qkv
   const unsigned values = static_cast<unsigned>(rows) * width;
-  take_values_kernel<T><<<grid_for(values), kThreads, 0, stream>>>(qkv, values, width, out);
+  take_values_kernel<T><<<grid_for(values), kThreads, 0, stream>>>(qkv, bias, values, width, out);
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
 
@@ -774,15 +747,14 @@ void finish_step(const float* acc, const float* bias, const int* slots, int S, b
   template void window_correlation<T>(const PyramidView<T>&, const int*, const float2*, int, int, const T*,          \
                                       std::size_t, std::size_t, int, int, T*, cudaStream_t);                         \
   template void bias_activation<T>(const float*, const float*, int, int, bool, T*, cudaStream_t);                    \
-  template void layer_norm_rows<T>(const float*, int, int, const float*, const float*, T*, cudaStream_t);            \
+  template void layer_norm_rows<T>(float*, const float*, int, int, const float*, const float*, T*, cudaStream_t);    \
   template void token_inputs<T>(const float*, const float*, int, const float2*, const float2*, const int*, int,      \
                                 float, int, bool, T*, cudaStream_t);                                                 \
-  template void attend_cached<T>(const float*, const int*, int, int, int, int, bool, T*, T*, std::size_t,            \
-                                 std::size_t, const float*, const std::int64_t*, const FrameClock*, T*,              \
+  template void attend_cached<T>(const float*, const float*, const int*, int, int, int, int, bool, T*, T*,          \
+                                 std::size_t, std::size_t, const float*, const std::int64_t*, const FrameClock*, T*, \
                                  cudaStream_t);                                                                      \
-  template void convert<T>(const float*, std::size_t, T*, cudaStream_t);                                             \
   template void softmax_rows<T>(const float*, int, int, float, T*, cudaStream_t);                                    \
-  template void take_values<T>(const float*, int, int, T*, cudaStream_t);
+  template void take_values<T>(const float*, const float*, int, int, T*, cudaStream_t);
 
 EDGETAP_TRACK_OPS_INSTANTIATE(float)
 EDGETAP_TRACK_OPS_INSTANTIATE(__half)

@@ -10,7 +10,8 @@
 // receives the estimates the same way: one synchronization per frame. With
 // graphs on, a frame's whole work (copies, encoder, every iteration) is
 // captured once per (frame size, number of tracks) and replayed as one CUDA
-// graph launch; adding or removing tracks re-captures at the next frame.
+// graph launch; a new number of tracks captures at its first frame (the last
+// four shapes stay captured).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -50,6 +51,10 @@ class CudaStreamingSession final : public engine::TrackingSession {
   std::int64_t frames() const noexcept override;
   int capacity() const noexcept;
 
+  // Forgets every track and frame (the next handles start again as a new
+  // session's) but keeps the device buffers, the encoder's plans and the
+  // captured graphs: a new clip without a new session's set-up.
+  void restart();
   // Replay each frame as one CUDA graph (default on).
   void set_graphs(bool on);
   // Time every stage with CUDA events (runs without graphs while on).

@@ -10,7 +10,9 @@
 //   - per-slot arrays are indexed by slot and have a fixed stride, so a track
 //     keeps its slot from its query frame to its removal;
 //   - matrix-product outputs are float [rows][n] without their bias: the
-//     kernel that reads them adds the bias;
+//     kernel that reads them adds the bias. The residual stream x, which the
+//     matrix products accumulate into, thus carries a "pending" bias after
+//     each of them; the next layer_norm_rows adds it and writes x back;
 //   - values that change every frame (the frame index, which frame each window
 //     slot holds) are read from device memory (`FrameClock`), never passed as
 //     arguments, so a captured CUDA graph replays correctly on later frames.
@@ -41,8 +43,11 @@ struct PyramidView {
 
 // Per-frame scalars, in device memory, written by the host before each step.
 struct FrameClock {
+  FrameClock() {
+    for (std::int64_t& f : slot_frame) f = -1;
+  }
   std::int64_t t = -1;                      // the frame being stepped
-  std::int64_t slot_frame[kMaxWindow] = {};  // which frame each cache slot holds, -1 = none yet
+  std::int64_t slot_frame[kMaxWindow];      // which frame each cache slot holds, -1 = none yet
 };
 
 // Where each row starts this frame: the query point on its query step, else its
@@ -74,16 +79,16 @@ void window_correlation(const PyramidView<T>& pyramid, const int* slots, const f
 template <class T>
 void bias_activation(const float* acc, const float* bias, int rows, int n, bool gelu, T* out, cudaStream_t stream);
 
-// x[r][j] += (bias ? bias[j] : 0) + (other ? other[r][j] : 0).
-void add_rows(float* x, const float* bias, const float* other, int rows, int n, cudaStream_t stream);
-
 // x[r][:] = row[:] for every r (the tracker's initial hidden state h0).
 void broadcast_row(const float* row, int rows, int n, float* x, cudaStream_t stream);
 
-// LayerNorm of each row of x over `width` (eps 1e-5, biased variance) into out.
+// LayerNorm of each row of x over `width` (eps 1e-5, biased variance) into
+// out. With a pending_bias ([width], the bias of the matrix product last
+// accumulated into x), first x[r][j] += pending_bias[j], written back to x,
+// and the sum normalized; with nullptr, x is only read.
 template <class T>
-void layer_norm_rows(const float* x, int rows, int width, const float* gamma, const float* beta, T* out,
-                     cudaStream_t stream);
+void layer_norm_rows(float* x, const float* pending_bias, int rows, int width, const float* gamma, const float* beta,
+                     T* out, cudaStream_t stream);
 
 // The token input of every row: [hidden + bias (corr_hidden values),
 // Fourier((points[i] - query[slots[i]]) / disp_scale) (2 + 4 n_freq values,
@@ -94,33 +99,33 @@ void token_inputs(const float* hidden, const float* bias, int corr_hidden, const
                   cudaStream_t stream);
 
 // One transformer block's causal attention over each track's cached window.
-// qkv: [S][3 width] float with its bias added (q, k, v blocks, heads as
-// contiguous head_dim columns). For row i the cache of this iteration and
-// block is keys/values + slots[i] * slot_stride + layer_offset, laid out
-// [heads][window + 1][head_dim]. The kernel first stores the row's k and v at
-// window slot clock->t % window (and, on the query step, at slot `window`,
-// the anchor), then attends as cpu::attend_cached with scale 1/sqrt(head_dim)
-// and the additive bias of engine::StreamingSession::attention_bias: slot j is
-// in when clock->slot_frame[j] >= max(0, query_frame[slots[i]]), with
+// qkv: [S][3 width] float without its bias (q, k, v blocks, heads as
+// contiguous head_dim columns); q, k and v are read as qkv[i][j] +
+// qkv_bias[j] (qkv_bias [3 width], required). For row i the cache of this
+// iteration and block is keys/values + slots[i] * slot_stride + layer_offset,
+// laid out [heads][window + 1][head_dim]. The kernel first stores the row's k
+// and v (bias added) at window slot clock->t % window (and, on the query
+// step, at slot `window`, the anchor), then attends as cpu::attend_cached
+// with scale 1/sqrt(head_dim) and the additive bias of
+// engine::StreamingSession::attention_bias: slot j is in when
+// clock->slot_frame[j] >= max(0, query_frame[slots[i]]), with
 // rel_bias[h][clamp(t - slot_frame[j], 0, window)]; the anchor is in once
 // t - query_frame >= window, with rel_bias[h][window]. Writes out [S][width].
 template <class T>
-void attend_cached(const float* qkv, const int* slots, int S, int heads, int head_dim, int window, bool query_step,
-                   T* keys, T* values, std::size_t slot_stride, std::size_t layer_offset, const float* rel_bias,
-                   const std::int64_t* query_frame, const FrameClock* clock, T* out, cudaStream_t stream);
-
-// out = in converted to T.
-template <class T>
-void convert(const float* in, std::size_t n, T* out, cudaStream_t stream);
+void attend_cached(const float* qkv, const float* qkv_bias, const int* slots, int S, int heads, int head_dim,
+                   int window, bool query_step, T* keys, T* values, std::size_t slot_stride, std::size_t layer_offset,
+                   const float* rel_bias, const std::int64_t* query_frame, const FrameClock* clock, T* out,
+                   cudaStream_t stream);
 
 // probs[r][c] = softmax_c(scale * scores[r][c]) (cpu::softmax_rows), written as T.
 template <class T>
 void softmax_rows(const float* scores, int rows, int cols, float scale, T* probs, cudaStream_t stream);
 
 // The cross-track layer on the query step, where each track attends only to
-// itself: out[r][:] = v part of qkv[r] (columns 2 width .. 3 width).
+// itself: out[r][j] = qkv[r][2 width + j] + bias[2 width + j], the v part of
+// qkv (without its bias) plus the v part of bias ([3 width]).
 template <class T>
-void take_values(const float* qkv, int rows, int width, T* out, cudaStream_t stream);
+void take_values(const float* qkv, const float* bias, int rows, int width, T* out, cudaStream_t stream);
 
 // points[i] += (acc[i][0] + bias[0], acc[i][1] + bias[1]) (not on the query step,
 // where the point is given).
