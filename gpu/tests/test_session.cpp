@@ -231,6 +231,23 @@ TEST(CudaSession, GrowsPastItsCapacityKeepingEveryTrack) {
   EXPECT_GE(tight.capacity(), 10);
 }
 
+TEST(CudaSession, SteadyStateFramesAllocateNoDeviceMemory) {
+  EDGETAP_REQUIRE_GPU();
+  const Network net = load("models/edgetap-small");
+  CudaStreamingSession<__half> session(net, 64);
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  for (int t = 0; t < 24; ++t) {
+    const std::vector<std::uint8_t> rgb = scene(256, 192, t);
+    ASSERT_TRUE(session.push_frame(ImageView{rgb.data(), 256, 192, 256 * 3}).is_ok());
+    if (t == 0) session.add_tracks(grid(256, 192, 64, 8.f));
+    if (t == 3) EDGETAP_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));  // plans made, graph captured
+  }
+  EDGETAP_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+  EXPECT_EQ(free_after, free_before) << "device memory changed by " << static_cast<long long>(free_before - free_after)
+                                     << " bytes over 20 steady frames";
+  EXPECT_EQ(session.graph_captures(), 2);  // the frame without tracks, then every frame with 64
+}
+
 TEST(CudaSession, RestartTracksANewClipAsAFreshSession) {
   EDGETAP_REQUIRE_GPU();
   const Network net = load("tests/data/golden/edgetap-tiny-cross");
