@@ -12,6 +12,7 @@ BUILD_PACKAGES=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-video-dev
   libopencv-imgcodecs-dev libopencv-videoio-dev
   libcpp-httplib-dev libmosquitto-dev libopenblas-dev
+  libpng-dev zlib1g-dev
 )
 RUNTIME_PACKAGES=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "edgetap/eval/evaluation.hpp"
 #include "edgetap/eval/gt_free_score.hpp"
 #include "edgetap/eval/report.hpp"
+#include "edgetap/eval/trace_recorder.hpp"
+#include "edgetap/eval/trace_replay.hpp"
 #include "edgetap/eval/tracker_registry.hpp"
 #include "edgetap/daemon/option_numbers.hpp"
 
@@ -39,6 +42,11 @@ a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence
   --frames N       --gt-free: frames per clip (default 100)
   --grid N         --gt-free: N x N queries in the first frame (default 16)
   --quiet          no progress on stderr
+  --record-trace DIR   also write every tracker call and frame to DIR (new or empty),
+                   for edgetap-trace-run on a host without OpenCV (eval/README.md)
+  --replay-trace FILE  score the answers in FILE (edgetap-trace-run's output) instead of
+                   running a tracker: the same datasets and options as the recording;
+                   --tracker only names what is printed (default "replay")
 Exit status: 0 scored, 1 bad input or a tracker failure, 2 bad arguments.
 )";
 
@@ -50,6 +58,9 @@ struct Arguments {
   std::string model;  // edgetap weights ("" = the bundled model)
   bool quiet = false;
   std::string json_file;
+  std::string record_dir;   // --record-trace
+  std::string replay_file;  // --replay-trace
+  bool tracker_named = false;
   std::vector<std::string> inputs;
 };
 
@@ -64,6 +75,7 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
       return 0;
     } else if (arg == "--tracker" && has_value) {
       a.eval.tracker = argv[++i];
+      a.tracker_named = true;
     } else if (arg == "--mode" && has_value) {
       const std::string mode = argv[++i];
       if (mode == "first") {
@@ -95,6 +107,10 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
       if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 2, 1000000, a.gt_free.max_frames)) return 2;
     } else if (arg == "--grid" && has_value) {
       if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 256, a.gt_free.grid)) return 2;
+    } else if (arg == "--record-trace" && has_value) {
+      a.record_dir = argv[++i];
+    } else if (arg == "--replay-trace" && has_value) {
+      a.replay_file = argv[++i];
     } else if (arg == "--quiet") {
       a.quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -112,6 +128,14 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
     std::fprintf(stderr, "edgetap eval: --model names edgetap weights; the tracker here is '%s'\n",
                  a.eval.tracker.c_str());
     return 2;
+  }
+  if (!a.replay_file.empty()) {
+    if (!a.record_dir.empty() || !a.model.empty() || a.iters != 0) {
+      std::fprintf(stderr, "edgetap eval: --replay-trace scores recorded answers; --record-trace, --model and "
+                           "--iters do not apply\n");
+      return 2;
+    }
+    if (!a.tracker_named) a.eval.tracker = "replay";
   }
   return 0;
 }
@@ -180,15 +204,31 @@ int eval_command(int argc, char** argv) {
   bool done = false;
   if (const int status = parse(argc, argv, a, done); status != 0 || done) return status;
   eval::TrackerFactory make_tracker;
+  std::optional<eval::TraceReplay> replay;
+  std::optional<eval::TraceRecorder> recorder;
   try {
-    make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size, a.iters, a.model);
+    if (!a.replay_file.empty()) {
+      replay.emplace(a.replay_file, a.eval.tracker);
+      make_tracker = replay->factory();
+    } else {
+      make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size, a.iters, a.model);
+    }
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "edgetap eval: %s\n", e.what());
     return 2;
+  } catch (const std::exception& e) {  // an unreadable trace
+    std::fprintf(stderr, "edgetap eval: %s\n", e.what());
+    return 1;
   }
   try {
+    if (!a.record_dir.empty()) make_tracker = recorder.emplace(a.record_dir).wrap(make_tracker);
     const auto started = std::chrono::steady_clock::now();
     const int status = a.score_clips ? score_clips(a, make_tracker) : score_datasets(a, make_tracker);
+    if (replay) replay->check_complete();
+    if (recorder) {
+      std::printf("wrote the trace %s (%d passes, %lld frames)\n", a.record_dir.c_str(), recorder->passes(),
+                  recorder->frames());
+    }
     if (!a.quiet) {
       std::fprintf(stderr, "edgetap eval: %.1f s\n",
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

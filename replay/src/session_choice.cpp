@@ -1,0 +1,55 @@
+#include "session_choice.hpp"
+
+#include <stdexcept>
+
+#ifdef EDGETAP_HAVE_GPU_ENGINE
+#include "edgetap/gpu/cuda_session.hpp"
+#endif
+
+namespace edgetap::replay {
+
+std::optional<EngineKind> engine_named(const std::string& name) {
+  if (name == "cpu") return EngineKind::cpu;
+  if (name == "cuda-fp32") return EngineKind::cuda_fp32;
+  if (name == "cuda-fp16") return EngineKind::cuda_fp16;
+  return std::nullopt;
+}
+
+const char* to_string(EngineKind kind) noexcept {
+  switch (kind) {
+    case EngineKind::cpu: return "cpu";
+    case EngineKind::cuda_fp32: return "cuda-fp32";
+    case EngineKind::cuda_fp16: return "cuda-fp16";
+  }
+  return "?";
+}
+
+bool have_cuda_engine() noexcept {
+#ifdef EDGETAP_HAVE_GPU_ENGINE
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters) {
+  switch (kind) {
+    case EngineKind::cpu:
+      return std::make_unique<engine::StreamingSession>(network, iters);
+#ifdef EDGETAP_HAVE_GPU_ENGINE
+    case EngineKind::cuda_fp32:
+      return std::make_unique<gpu::CudaStreamingSession<float>>(network, 256, iters);
+    case EngineKind::cuda_fp16:
+      return std::make_unique<gpu::CudaStreamingSession<__half>>(network, 256, iters);
+#else
+    case EngineKind::cuda_fp32:
+    case EngineKind::cuda_fp16:
+      break;
+#endif
+  }
+  throw std::runtime_error(std::string("--engine ") + to_string(kind) +
+                           ": this build has no CUDA engine (configure with EDGETAP_CUDA=ON where nvcc and "
+                           "cuDNN are found; the core-only preset builds it on a GPU host)");
+}
+
+}  // namespace edgetap::replay

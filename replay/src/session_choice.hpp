@@ -1,0 +1,27 @@
+// Which engine answers the trace: the CPU reference or the CUDA engine in
+// FP32 or FP16 storage (only in builds with the gpu library).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "edgetap/engine/streaming_session.hpp"
+#include "edgetap/engine/tracking_session.hpp"
+
+namespace edgetap::replay {
+
+enum class EngineKind { cpu, cuda_fp32, cuda_fp16 };
+
+// "cpu", "cuda-fp32" or "cuda-fp16"; nullopt for anything else.
+std::optional<EngineKind> engine_named(const std::string& name);
+const char* to_string(EngineKind kind) noexcept;
+// Whether this build has the CUDA engine.
+bool have_cuda_engine() noexcept;
+
+// A fresh session over `network` (which must outlive it). Throws
+// std::runtime_error when the engine is not in this build or the device
+// cannot be set up, std::invalid_argument for iterations the model lacks.
+std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters);
+
+}  // namespace edgetap::replay
