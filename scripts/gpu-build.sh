@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the CUDA engine's tests and benchmark for a bare GPU host (core and
+# Builds the CUDA engine's tests, benchmark and trace runner for a bare GPU host (core and
 # the CUDA engine only, no BLAS: nothing the host lacks) into build/gpu, and
 # gathers the programs in build/gpu-bin, the folder the device runs carry.
 #   usage: scripts/gpu-build.sh [CUDA architectures, default "75-real;90-real"]
@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 archs="${1:-75-real;90-real}"
 cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDGETAP_CORE_ONLY=ON -DEDGETAP_CUDA=ON \
   -DEDGETAP_BLAS=OFF -DEDGETAP_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES="$archs" >/dev/null
-ninja -C build/gpu edgetap-gpu-test-track-ops edgetap-gpu-test-encoder edgetap-gpu-test-session edgetap-bench
+ninja -C build/gpu edgetap-gpu-test-track-ops edgetap-gpu-test-encoder edgetap-gpu-test-session edgetap-bench \
+  edgetap-trace-run
 rm -rf build/gpu-bin && mkdir -p build/gpu-bin
 cp build/gpu/gpu/tests/edgetap-gpu-test-track-ops build/gpu/gpu/tests/edgetap-gpu-test-encoder \
-  build/gpu/gpu/tests/edgetap-gpu-test-session build/gpu/bench/edgetap-bench build/gpu-bin/
+  build/gpu/gpu/tests/edgetap-gpu-test-session build/gpu/bench/edgetap-bench build/gpu/replay/edgetap-trace-run build/gpu-bin/
 ls -la build/gpu-bin

@@ -239,6 +239,7 @@ struct CorrelationParams {
 
 constexpr int kCorrWarps = 4;       // warps per block, one (row, level) each
 constexpr int kMaxCorrDescs = 18;   // descriptors per level: 2 sets x a 3x3 query patch
+constexpr int kCellsPerLane = 2;    // window cells a lane sums at once
 
 std::size_t correlation_shared_bytes(int channels, int n_desc) {
   return static_cast<std::size_t>(kCorrWarps) * n_desc * channels * sizeof(float);
@@ -305,28 +306,54 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_kernel(
   const float2 pt = p.points[row];
   const BilinearCell centre = locate(pt.x / map.stride, pt.y / map.stride);
   T* out = p.corr + static_cast<std::size_t>(row) * n_desc * levels * cells;
-  for (int cell = lane; cell < cells; cell += kWarp) {
-    BilinearCell b = centre;
-    b.x0 += cell % k - p.radius;
-    b.y0 += cell / k - p.radius;
-    float acc[kMaxCorrDescs] = {};
+  // Each lane takes kCellsPerLane cells at once (lane, lane + 32): one read of
+  // a descriptor chunk from shared memory feeds both cells' sums.
+  for (int first = 0; first < cells; first += kCellsPerLane * kWarp) {
+    BilinearCell b[kCellsPerLane];
+    bool in_window[kCellsPerLane];
+#pragma unroll
+    for (int e = 0; e < kCellsPerLane; ++e) {
+      const int cell = first + e * kWarp + lane;
+      in_window[e] = cell < cells;
+      b[e] = centre;
+      b[e].x0 += cell % k - p.radius;
+      b[e].y0 += cell / k - p.radius;
+    }
+    if (!in_window[0]) break;
+    float acc[kCellsPerLane][kMaxCorrDescs] = {};
     for (int c0 = 0; c0 < C; c0 += V) {
-      float v[V];
-      bilinear_sample<V>(map, C, b, c0, v);
+      float v[kCellsPerLane][V];
+#pragma unroll
+      for (int e = 0; e < kCellsPerLane; ++e) {
+        if (in_window[e]) {
+          bilinear_sample<V>(map, C, b[e], c0, v[e]);
+        } else {
+#pragma unroll
+          for (int u = 0; u < V; ++u) v[e][u] = 0.f;
+        }
+      }
 #pragma unroll
       for (int d = 0; d < kMaxCorrDescs; ++d) {
         if (d >= n_desc) break;
         float q[V];
         load_shared<V>(descs + d * C + c0, q);
 #pragma unroll
-        for (int u = 0; u < V; ++u) acc[d] += v[u] * q[u];
+        for (int e = 0; e < kCellsPerLane; ++e) {
+#pragma unroll
+          for (int u = 0; u < V; ++u) acc[e][d] += v[e][u] * q[u];
+        }
       }
     }
 #pragma unroll
-    for (int d = 0; d < kMaxCorrDescs; ++d) {
-      if (d >= n_desc) break;
-      const int set = d / qc, j = d % qc;
-      store(out + ((set * levels + level) * qc + j) * cells + cell, acc[d] * p.scale);
+    for (int e = 0; e < kCellsPerLane; ++e) {
+      if (!in_window[e]) continue;
+      const int cell = first + e * kWarp + lane;
+#pragma unroll
+      for (int d = 0; d < kMaxCorrDescs; ++d) {
+        if (d >= n_desc) break;
+        const int set = d / qc, j = d % qc;
+        store(out + ((set * levels + level) * qc + j) * cells + cell, acc[e][d] * p.scale);
+      }
     }
   }
 }
