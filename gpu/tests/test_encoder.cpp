@@ -41,12 +41,9 @@ constexpr double kFp16Tolerance = 2e-2;
 
 template <class T>
 constexpr double tolerance() {
-  return std::is_same_v<T, float> ? kFp32Tolerance : kFp16Tolerance;
+  return testing::for_precision<T>(kFp32Tolerance, kFp16Tolerance);
 }
-template <class T>
-const char* precision_name() {
-  return std::is_same_v<T, float> ? "fp32" : "fp16";
-}
+using testing::precision_name;
 
 const engine::Network& network(const std::string& stem) {
   static std::map<std::string, engine::Network> loaded;

@@ -28,7 +28,9 @@ namespace {
 namespace kc = edgetap::kernels::cuda;
 namespace cpu = edgetap::kernels::cpu;
 using testing::download;
+using testing::download_raw;
 using testing::upload;
+using testing::upload_raw;
 
 // max|gpu - cpu| / max|cpu| per output. The references run on the inputs
 // rounded to T, so what is left is arithmetic order and the output's rounding.
@@ -42,7 +44,7 @@ constexpr double kTolF16 = 1e-2;
 
 template <class T>
 constexpr double tolerance() {
-  return std::is_same_v<T, float> ? kTolF32 : kTolF16;
+  return testing::for_precision<T>(kTolF32, kTolF16);
 }
 
 template <class T>
@@ -51,7 +53,7 @@ using Precisions = ::testing::Types<float, __half>;
 struct PrecisionName {
   template <class T>
   static std::string GetName(int) {
-    return std::is_same_v<T, float> ? "fp32" : "fp16";
+    return testing::precision_name<T>();
   }
 };
 TYPED_TEST_SUITE(TrackOps, Precisions, PrecisionName);
@@ -70,22 +72,6 @@ template <class T>
 std::vector<float> rounded(std::vector<float> v) {
   for (float& x : v) x = testing::to_float(testing::from_float<T>(x));
   return v;
-}
-
-template <class U>
-DeviceBuffer<U> upload_raw(const std::vector<U>& host) {
-  DeviceBuffer<U> d(std::max<std::size_t>(host.size(), 1));
-  if (!host.empty()) {
-    EDGETAP_CUDA_CHECK(cudaMemcpy(d.data(), host.data(), host.size() * sizeof(U), cudaMemcpyHostToDevice));
-  }
-  return d;
-}
-
-template <class U>
-std::vector<U> download_raw(const U* device, std::size_t count) {
-  std::vector<U> host(count);
-  EDGETAP_CUDA_CHECK(cudaMemcpy(host.data(), device, count * sizeof(U), cudaMemcpyDeviceToHost));
-  return host;
 }
 
 // All bits set: NaN in float and in half.
