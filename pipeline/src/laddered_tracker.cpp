@@ -44,25 +44,35 @@ std::string model_label(const std::string& model) {
 }  // namespace
 
 std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped) {
+  return resolve_ladder(camera, skipped, network_on_gpu());
+}
+
+std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped,
+                                         bool gpu) {
   std::vector<config::Rung> ladder = camera.ladder;
   if (ladder.empty()) {
     if (camera.tracker == "klt") {
       ladder.push_back(klt_rung());
     } else {
-      // CPU default: full size, then smaller inputs and fewer iterations, then half the frames, then klt.
+      // Full size, then smaller inputs and fewer iterations, then half the frames, then klt.
+      // On a GPU, FP16 comes first among the cheaper settings: the same size in half
+      // precision, and the smaller rungs in half precision too.
       const int w = camera.model_width, h = camera.model_height;
       ladder.push_back(edgetap_rung(w, h));
+      if (gpu) ladder.push_back(edgetap_rung(w, h));
       ladder.push_back(edgetap_rung(scaled_side(w, 0.75), scaled_side(h, 0.75), 2));
       ladder.push_back(edgetap_rung(scaled_side(w, 0.5), scaled_side(h, 0.5), 1, 256, 2));
+      if (gpu) {
+        for (std::size_t i = 1; i < ladder.size(); ++i) ladder[i].precision = "fp16";
+      }
       ladder.push_back(klt_rung());
     }
   }
-  const bool cuda = network_on_gpu();
   std::vector<config::Rung> usable;
   for (config::Rung rung : ladder) {
     if (rung.width == 0) rung.width = camera.model_width;
     if (rung.height == 0) rung.height = camera.model_height;
-    if (rung.precision == "fp16" && !cuda) {
+    if (rung.precision == "fp16" && !gpu) {
       skipped.push_back(rung_name(rung, camera) + " (fp16 needs a CUDA device: " + kernels::probe_gpus().reason + ")");
       continue;
     }

@@ -224,3 +224,41 @@ TEST(Ladder, TwoCamerasShareTheGateAndOnlyTheOverloadedOneStepsDown) {
   EXPECT_EQ(light.final_rung, 0) << "the light camera lost its rung to the heavy one";
   EXPECT_EQ(light.changes, 0);
 }
+
+TEST(Ladder, TheDefaultEdgetapLadderStepsToHalfPrecisionOnAGpu) {
+  config::CameraConfig camera;
+  camera.tracker = "edgetap";
+  camera.model_width = 320;
+  camera.model_height = 256;
+  std::vector<std::string> skipped;
+  std::vector<std::string> cpu_names, gpu_names;
+  for (const config::Rung& r : pipeline::resolve_ladder(camera, skipped, false)) {
+    cpu_names.push_back(pipeline::rung_name(r, camera));
+  }
+  EXPECT_EQ(cpu_names, (std::vector<std::string>{"edgetap-fp32-320x256", "edgetap-fp32-224x192-i2",
+                                                  "edgetap-fp32-160x128-i1-p256-s2", "klt"}));
+  for (const config::Rung& r : pipeline::resolve_ladder(camera, skipped, true)) {
+    gpu_names.push_back(pipeline::rung_name(r, camera));
+  }
+  EXPECT_EQ(gpu_names, (std::vector<std::string>{"edgetap-fp32-320x256", "edgetap-fp16-320x256",
+                                                  "edgetap-fp16-224x192-i2", "edgetap-fp16-160x128-i1-p256-s2", "klt"}));
+  EXPECT_TRUE(skipped.empty());
+}
+
+TEST(Ladder, Fp16RungsAreLeftOutWithTheReasonWhereNoGpuRunsTheNetwork) {
+  config::CameraConfig camera;
+  camera.tracker = "edgetap";
+  config::Rung half;
+  half.precision = "fp16";
+  config::Rung full;
+  camera.ladder = {full, half};
+  std::vector<std::string> skipped;
+  const std::vector<config::Rung> usable = pipeline::resolve_ladder(camera, skipped, false);
+  ASSERT_EQ(usable.size(), 1u);
+  EXPECT_EQ(usable[0].precision, "fp32");
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("edgetap-fp16-256x256 (fp16 needs a CUDA device"), std::string::npos) << skipped[0];
+  skipped.clear();
+  EXPECT_EQ(pipeline::resolve_ladder(camera, skipped, true).size(), 2u);
+  EXPECT_TRUE(skipped.empty());
+}

@@ -17,10 +17,13 @@
 
 namespace edgetap::pipeline {
 
-// The camera's ladder: its `ladder`, or the default for its `tracker`. Rungs
-// this build cannot run (fp16 without the CUDA backend) are left out and
-// listed in `skipped`.
+// The camera's ladder: its `ladder`, or the default for its `tracker` (on a
+// GPU with FP16 rungs after the first). Rungs this process cannot run (fp16
+// without a usable CUDA device) are left out and listed in `skipped`.
 std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped);
+// The same for a process whose edgetap trackers do (`gpu`) or do not run on a GPU.
+std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped,
+                                         bool gpu);
 // The rung as messages and logs name it: edgetap-fp32-256x256-i2, or with a rung's own
 // model file edgetap-large-fp32-256x256; klt, klt-s2.
 std::string rung_name(const config::Rung& rung, const config::CameraConfig& camera);
