@@ -4,6 +4,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/kernels/cpu.hpp"
@@ -135,6 +137,15 @@ ModelConfig load_model_config(const std::string& path) {
                      std::to_string(kernels::cpu::kMaxCachedKeys - 1));
   }
   return c;
+}
+
+int ModelConfig::iterations(int requested) const {
+  if (requested > iters) {
+    throw std::invalid_argument("iters " + std::to_string(requested) + " is more than the model's " +
+                                std::to_string(iters) + " refinement iterations (1.." + std::to_string(iters) +
+                                " can run)");
+  }
+  return requested > 0 ? requested : iters;
 }
 
 }  // namespace edgetap::engine

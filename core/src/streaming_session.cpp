@@ -40,23 +40,9 @@ Network load_network(const std::string& safetensors_path, const std::string& con
   return n;
 }
 
-namespace {
-
-// The caches are laid out for the model's own iterations: fewer can run, more cannot.
-int checked_iters(int iters, const ModelConfig& c) {
-  if (iters > c.iters) {
-    throw std::invalid_argument("iters " + std::to_string(iters) + " is more than the model's " +
-                                std::to_string(c.iters) + " refinement iterations (1.." + std::to_string(c.iters) +
-                                " can run)");
-  }
-  return iters > 0 ? iters : c.iters;
-}
-
-}  // namespace
-
 StreamingSession::StreamingSession(const Network& network, int iters)
     : net_(network),
-      iters_(checked_iters(iters, network.config)),
+      iters_(network.config.iterations(iters)),
       encoder_(network.config, network.weights),
       slot_frame_(network.config.window, -1) {}
 

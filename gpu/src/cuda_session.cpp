@@ -23,14 +23,6 @@ namespace k = edgetap::kernels::cuda;
 
 namespace {
 
-int checked_iters(int iters, const engine::ModelConfig& c) {
-  if (iters > c.iters) {
-    throw std::invalid_argument("iters " + std::to_string(iters) + " is more than the model's " +
-                                std::to_string(c.iters) + " refinement iterations");
-  }
-  return iters > 0 ? iters : c.iters;
-}
-
 void check_model_fits(const engine::ModelConfig& c) {
   if (c.levels() > k::kMaxLevels) throw std::invalid_argument("the CUDA engine takes at most 5 pyramid levels");
   if (c.window > k::kMaxWindow) throw std::invalid_argument("the CUDA engine takes a window of at most 32 frames");
@@ -41,9 +33,8 @@ void check_model_fits(const engine::ModelConfig& c) {
 template <class T>
 struct CudaStreamingSession<T>::Impl {
   Impl(const engine::Network& network, int initial_capacity, int iters_)
-      : net(network),
-        c(network.config),
-        iters(checked_iters(iters_, network.config)),
+      : c(network.config),
+        iters(network.config.iterations(iters_)),
         stream(make_stream()),
         encoder(network.config, network.weights, stream),
         blas(stream),
@@ -96,7 +87,6 @@ struct CudaStreamingSession<T>::Impl {
 
     slots_dev.resize(cap);
     points.resize(cap);
-    new_points.resize(cap);
     corr.resize(cap * c.n_corr());
     const std::size_t acc_cols = std::max({static_cast<std::size_t>(c.corr_hidden), 3 * width,
                                            static_cast<std::size_t>(c.mlp_ratio) * width});
@@ -252,9 +242,7 @@ struct CudaStreamingSession<T>::Impl {
     pyramid = encoder.encode(rgb_dev.data(), height, width);
     if (S > 0) enqueue_step(S, false);
     timer.end();
-    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(estimate_host.data(), estimate_dev.data(),
-                                       static_cast<std::size_t>(capacity) * sizeof(float4), cudaMemcpyDeviceToHost,
-                                       stream));
+    download_estimates();
   }
 
   void push(const ImageView& frame) {
@@ -334,6 +322,13 @@ struct CudaStreamingSession<T>::Impl {
     return S;
   }
 
+  // Every slot's estimate into pinned memory (read after the stream synchronizes).
+  void download_estimates() {
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(estimate_host.data(), estimate_dev.data(),
+                                       static_cast<std::size_t>(capacity) * sizeof(float4), cudaMemcpyDeviceToHost,
+                                       stream));
+  }
+
   void read_estimates(int S) {
     for (int i = 0; i < S; ++i) {
       const int s = slots_host.data()[i];
@@ -367,19 +362,17 @@ struct CudaStreamingSession<T>::Impl {
     alive_count += n;
     EDGETAP_CUDA_CHECK(cudaMemcpyAsync(slots_dev.data(), slots_host.data(), static_cast<std::size_t>(n) * sizeof(int),
                                        cudaMemcpyHostToDevice, stream));
-    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(new_points.data(), points_host.data(),
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(points.data(), points_host.data(),
                                        static_cast<std::size_t>(n) * sizeof(float2), cudaMemcpyHostToDevice, stream));
-    start_tracks(slots_dev.data(), new_points.data(), n, t, query.data(), position.data(), previous.data(),
+    start_tracks(slots_dev.data(), points.data(), n, t, query.data(), position.data(), previous.data(),
                  query_frame.data(), stream);
     for (int set = 0; set < c.descriptor_sets(); ++set) {  // the recent set starts as the query's
-      k::sample_descriptors(pyramid, slots_dev.data(), new_points.data(), n, c.query_patch,
+      k::sample_descriptors(pyramid, slots_dev.data(), points.data(), n, c.query_patch,
                             descs.data() + set * set_stride(), desc_stride(), stream);
     }
     timer.reset(false);
     enqueue_step(n, true);
-    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(estimate_host.data(), estimate_dev.data(),
-                                       static_cast<std::size_t>(capacity) * sizeof(float4), cudaMemcpyDeviceToHost,
-                                       stream));
+    download_estimates();
     EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));
     read_estimates(n);
     return handles;
@@ -407,7 +400,6 @@ struct CudaStreamingSession<T>::Impl {
     bool alive = false;
   };
 
-  const engine::Network& net;
   const engine::ModelConfig& c;
   const int iters;
   int capacity = 0;
@@ -426,7 +418,7 @@ struct CudaStreamingSession<T>::Impl {
   DeviceBuffer<T> descs, keys, values;
   // Per stepped row.
   DeviceBuffer<int> slots_dev;
-  DeviceBuffer<float2> points, new_points;
+  DeviceBuffer<float2> points;  // each row's estimate (the new tracks' query points when adding)
   DeviceBuffer<T> corr, hidden, token, normed, attended, qkv_t, probs;
   DeviceBuffer<float> acc, x, qkv, head_acc, scores;  // x: the residual stream and hidden state
   DeviceBuffer<k::FrameClock> clock_dev;

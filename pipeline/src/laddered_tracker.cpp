@@ -6,6 +6,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
 #include "edgetap/pipeline/klt_tracker.hpp"
@@ -44,7 +45,7 @@ std::string model_label(const std::string& model) {
 }  // namespace
 
 std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped) {
-  return resolve_ladder(camera, skipped, network_on_gpu());
+  return resolve_ladder(camera, skipped, backend::network_on_gpu());
 }
 
 std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped,

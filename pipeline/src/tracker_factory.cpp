@@ -6,10 +6,7 @@
 
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/engine/safetensors.hpp"
-#include "edgetap/kernels/gpu_probe.hpp"
-#ifdef EDGETAP_HAVE_GPU_ENGINE
-#include "edgetap/gpu/cuda_session.hpp"
-#endif
+#include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/pipeline/data_files.hpp"
 #include "edgetap/pipeline/klt_tracker.hpp"
 
@@ -33,29 +30,18 @@ std::shared_ptr<const engine::Network> ModelCache::get(const std::string& weight
   return nullptr;
 }
 
-bool network_on_gpu() {
-#ifdef EDGETAP_HAVE_GPU_ENGINE
-  static const bool usable = !kernels::probe_gpus().devices.empty();
-  return usable;
-#else
-  return false;
-#endif
-}
-
 namespace {
 
 // The network's session: on the GPU where one can be used, in the rung's
 // precision; on the CPU otherwise (FP32 only).
 std::unique_ptr<engine::TrackingSession> make_session(const engine::Network& network, const std::string& precision,
                                                       int iters) {
-#ifdef EDGETAP_HAVE_GPU_ENGINE
-  if (network_on_gpu()) {
-    if (precision == "fp16") return std::make_unique<gpu::CudaStreamingSession<__half>>(network, 256, iters);
-    return std::make_unique<gpu::CudaStreamingSession<float>>(network, 256, iters);
+  using backend::EngineKind;
+  if (backend::network_on_gpu()) {
+    return backend::make_session(precision == "fp16" ? EngineKind::cuda_fp16 : EngineKind::cuda_fp32, network, iters);
   }
-#endif
   if (precision != "fp32") throw std::invalid_argument(precision + " needs a CUDA device");
-  return std::make_unique<engine::StreamingSession>(network, iters);
+  return backend::make_session(EngineKind::cpu, network, iters);
 }
 
 }  // namespace

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "answer_pass.hpp"
+#include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/engine/streaming_session.hpp"
-#include "session_choice.hpp"
 
 namespace {
 
@@ -42,7 +42,7 @@ struct Options {
   std::filesystem::path trace;
   std::filesystem::path out;
   std::string model;
-  replay::EngineKind engine = replay::EngineKind::cpu;
+  backend::EngineKind engine = backend::EngineKind::cpu;
   std::optional<float> visible_threshold;
   int iters = 0;
   bool quiet = false;
@@ -76,12 +76,12 @@ int parse(int argc, char** argv, Options& o, bool& done) {
     } else if (arg == "--model" && has_value) {
       o.model = argv[++i];
     } else if (arg == "--engine" && has_value) {
-      const auto kind = replay::engine_named(argv[++i]);
+      const auto kind = backend::engine_named(argv[++i]);
       if (!kind) {
         std::fprintf(stderr, "edgetap-trace-run: --engine must be cpu, cuda-fp32 or cuda-fp16, not '%s'\n", argv[i]);
         return 2;
       }
-      if (*kind != replay::EngineKind::cpu && !replay::have_cuda_engine()) {
+      if (*kind != backend::EngineKind::cpu && !backend::have_cuda_engine()) {
         std::fprintf(stderr, "edgetap-trace-run: --engine %s: this build has no CUDA engine (build with "
                              "EDGETAP_CUDA=ON, e.g. the core-only preset on a GPU host)\n", argv[i]);
         return 2;
@@ -132,7 +132,7 @@ int run(const Options& o) {
   replay::PassStats total;
   const std::size_t passes = recorded.passes.size();
   for (std::size_t p = 0; p < passes; ++p) {
-    engine::EdgeTapTracker tracker(network, replay::make_session(o.engine, *network, o.iters), o.visible_threshold);
+    engine::EdgeTapTracker tracker(network, backend::make_session(o.engine, *network, o.iters), o.visible_threshold);
     const replay::PassStats stats = replay::answer_pass(recorded, p, tracker, file.parent_path(), out);
     total.frames += stats.frames;
     total.track_seconds += stats.track_seconds;
@@ -144,7 +144,7 @@ int run(const Options& o) {
   out.flush();
   if (!out) throw std::runtime_error(o.out.string() + ": cannot write");
   std::printf("%sanswered %zu passes, %d frames with %s (%s) in %.1f s, %.2f ms per frame in the tracker: %s\n",
-              o.quiet ? "" : "\n", passes, total.frames, replay::to_string(o.engine), o.model.c_str(),
+              o.quiet ? "" : "\n", passes, total.frames, backend::to_string(o.engine), o.model.c_str(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
               total.frames > 0 ? 1e3 * total.track_seconds / total.frames : 0.0, o.out.string().c_str());
   return 0;

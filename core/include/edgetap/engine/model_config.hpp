@@ -66,6 +66,10 @@ struct ModelConfig {
     const auto it = std::find(cross_after.begin(), cross_after.end(), block);
     return it == cross_after.end() ? -1 : static_cast<int>(it - cross_after.begin());
   }
+  // The refinement iterations a session runs when asked for `requested` (0 =
+  // the model's own). The caches are laid out for the model's own iterations:
+  // fewer can run, more cannot (std::invalid_argument).
+  int iterations(int requested) const;
 };
 
 // Throws ModelError (see safetensors.hpp) naming the file and key on any problem.

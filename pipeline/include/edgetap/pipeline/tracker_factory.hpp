@@ -30,12 +30,8 @@ class ModelCache {
   std::map<std::string, std::weak_ptr<const engine::Network>> loaded_;
 };
 
-// Whether edgetap trackers run the network on a GPU: this build holds the CUDA
-// engine and a usable CUDA device was found (asked once per process).
-bool network_on_gpu();
-
 // Null with `error` when the tracker cannot be made. An edgetap tracker runs
-// on the GPU when network_on_gpu(), else on the CPU.
+// on the GPU when backend::network_on_gpu(), else on the CPU.
 std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelCache& models, std::string& error);
 
 }  // namespace edgetap::pipeline

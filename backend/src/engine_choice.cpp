@@ -1,12 +1,14 @@
-#include "session_choice.hpp"
+#include "edgetap/backend/engine_choice.hpp"
 
 #include <stdexcept>
+
+#include "edgetap/kernels/gpu_probe.hpp"
 
 #ifdef EDGETAP_HAVE_GPU_ENGINE
 #include "edgetap/gpu/cuda_session.hpp"
 #endif
 
-namespace edgetap::replay {
+namespace edgetap::backend {
 
 std::optional<EngineKind> engine_named(const std::string& name) {
   if (name == "cpu") return EngineKind::cpu;
@@ -32,6 +34,11 @@ bool have_cuda_engine() noexcept {
 #endif
 }
 
+bool network_on_gpu() {
+  static const bool usable = have_cuda_engine() && !kernels::probe_gpus().devices.empty();
+  return usable;
+}
+
 std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters) {
   switch (kind) {
     case EngineKind::cpu:
@@ -47,9 +54,9 @@ std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const eng
       break;
 #endif
   }
-  throw std::runtime_error(std::string("--engine ") + to_string(kind) +
+  throw std::runtime_error(std::string("engine ") + to_string(kind) +
                            ": this build has no CUDA engine (configure with EDGETAP_CUDA=ON where nvcc and "
                            "cuDNN are found; the core-only preset builds it on a GPU host)");
 }
 
-}  // namespace edgetap::replay
+}  // namespace edgetap::backend

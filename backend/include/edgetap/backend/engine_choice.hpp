@@ -1,5 +1,7 @@
-// Which engine answers the trace: the CPU reference or the CUDA engine in
-// FP32 or FP16 storage (only in builds with the gpu library).
+// Which engine runs the network: the CPU reference or the CUDA engine in FP32
+// or FP16 storage (only in builds with the gpu library). The one place that
+// knows whether this build has the CUDA engine: the daemon's trackers and
+// edgetap-trace-run make their sessions here.
 #pragma once
 
 #include <memory>
@@ -9,7 +11,7 @@
 #include "edgetap/engine/streaming_session.hpp"
 #include "edgetap/engine/tracking_session.hpp"
 
-namespace edgetap::replay {
+namespace edgetap::backend {
 
 enum class EngineKind { cpu, cuda_fp32, cuda_fp16 };
 
@@ -18,10 +20,13 @@ std::optional<EngineKind> engine_named(const std::string& name);
 const char* to_string(EngineKind kind) noexcept;
 // Whether this build has the CUDA engine.
 bool have_cuda_engine() noexcept;
+// Whether the network runs on a GPU: this build has the CUDA engine and a
+// usable CUDA device was found (asked once per process).
+bool network_on_gpu();
 
 // A fresh session over `network` (which must outlive it). Throws
 // std::runtime_error when the engine is not in this build or the device
 // cannot be set up, std::invalid_argument for iterations the model lacks.
 std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters);
 
-}  // namespace edgetap::replay
+}  // namespace edgetap::backend
