@@ -54,6 +54,9 @@ def parse():
                     help="clip sizes drawn per step: sides of square clips or WxH (e.g. 448x256), multiples of 32")
     ap.add_argument("--lr", type=float, default=6e-4)
     ap.add_argument("--wd", type=float, default=0.02)
+    ap.add_argument("--huber", type=float, default=4.0,
+                    help="the position loss's quadratic zone in 256-scaled px (edgetap/losses.py position_loss); "
+                         "beyond it the slope is the same for every zone")
     ap.add_argument("--warmup", type=int, default=150)
     ap.add_argument("--old-lr-scale", type=float, default=1.0,
                     help="grown checkpoints: the rate of the parameters trained before the growth, as a "
@@ -217,15 +220,15 @@ def batch_inputs(clip, part, n_tracks, S, self_init, entry_velocity=0.0):
         self_mask=(torch.rand(tq.shape, device=tq.device) < self_init) if self_init > 0 else None)
 
 
-def forward_backward(net, opt, b, amp, scale=1.0, accumulate=False):
+def forward_backward(net, opt, b, amp, scale=1.0, accumulate=False, huber=4.0):
     """Loss of one batch and its gradients, weighted by `scale`: left in the parameters, or with
     `accumulate` added to those already there (a step over several batches); returns the loss
-    terms (unweighted)."""
+    terms (unweighted). `huber`: the position loss's quadratic zone (losses.tracking_loss)."""
     H, W = b["video"].shape[-2:]
     with torch.autocast(**amp):
         ps, vl, cl = net(b["video"], b["tq"], b["pq"], b["p_init"], b["self_mask"])
     loss, st = tracking_loss(ps.float(), vl.float(), cl.float(), b["tracks"], b["vis"], b["tq"],
-                             synth.equivalent_side((W, H)), known=b.get("known"))
+                             synth.equivalent_side((W, H)), huber=huber, known=b.get("known"))
     if not accumulate:
         opt.zero_grad(set_to_none=True)
     (loss * scale).backward()
@@ -433,7 +436,8 @@ def main():
             part = (part + 1) % args.clip_reuse
             last = micro == args.accum - 1
             with net.no_sync() if ddp and not last else contextlib.nullcontext():   # all-reduce once
-                terms.append(forward_backward(net, opt, batch, amp, 1.0 / args.accum, accumulate=micro > 0))
+                terms.append(forward_backward(net, opt, batch, amp, 1.0 / args.accum, accumulate=micro > 0,
+                                               huber=args.huber))
         st = {k: sum(t[k] for t in terms) / args.accum for k in terms[0]}
         gn = optimizer_step(model, opt)
         if ema is not None:
