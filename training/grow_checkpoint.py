@@ -4,7 +4,7 @@
 
   python3 training/grow_checkpoint.py --from training/checkpoints/edgetap-small.pt \
       --to training/checkpoints/edgetap-small.pt.new [--query-patch 3] [--blocks 4] [--cross-after 1,2] [--window 16] [--fine-level]
-      [--enc-channels 32,64,128,160,160] [--recent-descriptors]
+      [--enc-channels 32,64,128,160,160] [--recent-descriptors] [--cross-scale]
 
 The new checkpoint keeps step, trained seconds, clip count and log; it has no optimizer state
 (shapes changed), so resume it with a fresh schedule: train.py --ckpt NEW --new-schedule S.
@@ -37,6 +37,8 @@ def main():
                     help="wider encoder: five comma-separated widths at strides 2..32, each at least the old one")
     ap.add_argument("--recent-descriptors", action="store_true",
                     help="correlate a second descriptor set per track, sampled at its previous output")
+    ap.add_argument("--cross-scale", action="store_true",
+                    help="also correlate each level's query descriptors with the neighbouring levels' windows")
     args = ap.parse_args()
     if os.path.abspath(args.src) == os.path.abspath(args.dst):
         sys.exit("grow_checkpoint.py: --to must differ from --from (the source stays as it is)")
@@ -55,6 +57,8 @@ def main():
         d["enc_channels"] = [int(c) for c in args.enc_channels.split(",")]
     if args.recent_descriptors:
         d["recent_descriptors"] = True
+    if args.cross_scale:
+        d["cross_scale"] = True
     if args.cross_after is not None:
         d["cross_after"] = [int(b) for b in args.cross_after.split(",") if b.strip()]
     new = EdgeTapConfig.from_dict(d)
@@ -71,6 +75,7 @@ def main():
           f"strides {list(old.strides)} -> {list(new.strides)}, "
           f"enc_channels {list(old.enc_channels)} -> {list(new.enc_channels)}, "
           f"recent_descriptors {old.recent_descriptors} -> {new.recent_descriptors}, "
+          f"cross_scale {old.cross_scale} -> {new.cross_scale}, "
           f"step {out.get('step', 0)}")
 
 

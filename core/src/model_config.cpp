@@ -75,6 +75,19 @@ void read_recent_descriptors(const nlohmann::json& m, const std::string& path, M
   }
 }
 
+// "cross_scale" (training/edgetap/model.py): the query's descriptors also correlated with the
+// neighbouring levels' windows. A training option that this engine does not implement: a file that
+// turns it on is refused rather than run without those correlations.
+void refuse_cross_scale(const nlohmann::json& m, const std::string& path) {
+  if (!m.contains("cross_scale")) return;
+  if (!m["cross_scale"].is_boolean()) {
+    throw ModelError(path + ": key 'cross_scale' must be true or false, got " + m["cross_scale"].dump());
+  }
+  if (m["cross_scale"].get<bool>()) {
+    throw ModelError(path + ": key 'cross_scale' is true: this engine does not implement cross-scale correlation");
+  }
+}
+
 }  // namespace
 
 ModelConfig load_model_config(const std::string& path) {
@@ -125,6 +138,7 @@ ModelConfig load_model_config(const std::string& path) {
   }
   read_entry_velocity(m, path, c);
   read_recent_descriptors(m, path, c);
+  refuse_cross_scale(m, path);
   read_visible_rule(j, path, c);
   if (c.strides != std::vector<int>{4, 8, 16, 32} && c.strides != std::vector<int>{2, 4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32] and [2, 4, 8, 16, 32]");

@@ -193,6 +193,24 @@ TEST_F(EngineFixture, RecentDescriptorsAreReadAndCheckedWithTheFile) {
   EXPECT_TRUE(engine::load_model_config(files.config_path).recent_descriptors);
 }
 
+TEST_F(EngineFixture, CrossScaleCorrelationIsRefusedByName) {
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["cross_scale"] = false;  // what the exporter writes for every shipped model
+  std::ofstream(files.config_path) << config.dump();
+  EXPECT_NO_THROW(engine::load_model_config(files.config_path));
+  config["cross_scale"] = true;
+  std::ofstream(files.config_path) << config.dump();
+  std::string error = error_of([&] { engine::load_network(files.weights_path, files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": key 'cross_scale' is true: this engine does not implement"),
+            std::string::npos)
+      << error;
+  config["cross_scale"] = "no";
+  std::ofstream(files.config_path) << config.dump();
+  error = error_of([&] { engine::load_model_config(files.config_path); });
+  EXPECT_NE(error.find(files.config_path + ": key 'cross_scale' must be true or false, got \"no\""), std::string::npos)
+      << error;
+}
+
 TEST_F(EngineFixture, RecentDescriptorsAreSampledAtTheLastOutputAndCorrelatedAfterTheQueryOnes) {
   nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
   config["recent_descriptors"] = true;

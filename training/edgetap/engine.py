@@ -13,6 +13,7 @@ replayed (`graphed_entries.py`); `restart` loads new tracks into the same buffer
 """
 import torch
 
+from .model import correlation_reads
 from .sampling import FeatureTable, window_correlation, window_features
 
 
@@ -68,13 +69,14 @@ class StreamingTracker:
         return self.p_last + v * (self.p_last - self.p_prev)
 
     def window_corr(self, tables, p):
-        """Correlation of each track's descriptors with a (2r+1)^2 window around p at each level,
-        read from the current frame's features (the C++ path; never a full map): the query's
-        descriptors, levels fine to coarse, then the recent ones likewise."""
+        """Correlation of each track's descriptors with a (2r+1)^2 window around p, read from the
+        current frame's features (the C++ path; never a full map), in correlation_reads' order:
+        the query's descriptors against each level, then the recent ones, then (cross_scale) the
+        query's against the neighbouring levels."""
         cfg = self.cfg
         sets = [self.desc] if self.recent is None else [self.desc, self.recent]
-        return torch.cat([window_correlation(tab, self.frame, p / s, desc[:, :, li], cfg.radius)
-                          for desc in sets for li, (tab, s) in enumerate(zip(tables, cfg.strides))], dim=-1)
+        return torch.cat([window_correlation(tables[m], self.frame, p / cfg.strides[m], sets[s][:, :, l], cfg.radius)
+                          for s, l, m in correlation_reads(cfg)], dim=-1)
 
     def _descriptors_at(self, tables, xy):
         """[B, N, L, P, D]: each track's query_patch^2 descriptors per level around xy [B, N, 2]

@@ -2,7 +2,7 @@
 
 Run: python3 -m edgetap.flops (from training/) prints the table used in models/README.md.
 """
-from .model import EdgeTap, EdgeTapConfig
+from .model import EdgeTap, EdgeTapConfig, correlation_reads
 
 
 def encoder_flops(cfg, H, W):
@@ -28,7 +28,8 @@ def track_flops(cfg):
     D, d, k2 = cfg.feat_dim, cfg.width, (2 * cfg.radius + 1) ** 2
     L = len(cfg.strides)
     P = cfg.query_patch ** 2
-    corr = L * k2 * (7 * D + 2 * D * P * cfg.descriptor_sets)      # bilinear sample of D channels + P dot products per set
+    # each level's window sampled once (D channels, bilinear), then P dot products per read
+    corr = L * k2 * 7 * D + len(correlation_reads(cfg)) * k2 * 2 * D * P
     corr_mlp = 2 * (cfg.n_corr * cfg.corr_hidden + cfg.corr_hidden * cfg.corr_hidden) + 8 * cfg.corr_hidden
     tok = 2 * cfg.token_in * d + 8 * cfg.n_freq
     keys = cfg.window + 1

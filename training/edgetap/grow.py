@@ -15,6 +15,9 @@ round keeps what earlier rounds learned instead of starting from scratch.
   fine-to-coarse order, starting at zero; the old levels' columns move behind them.
 * recent_descriptors off -> on: corr1 gains the recent descriptors' inputs, behind the query's
   (the old columns keep their places), starting at zero.
+* cross_scale off -> on: corr1 gains the cross-scale reads' inputs (model.correlation_reads),
+  behind all the others, starting at zero. A network that has them cannot change its query
+  patch, levels or descriptor sets in the same growth.
 * window W -> W' > W: the attention bias by frame distance gains the distances W..W'-1, each
   starting at the bias of distance W-1 (the oldest frame the old window held); the anchor's bias
   stays. This growth keeps the function only for a track's first W frames: after them the
@@ -63,13 +66,18 @@ def rel_bias_for_window(rel_bias, old_window, new_window):
 
 def check_growable(old, new):
     growable = ("version", "query_patch", "blocks", "cross_after", "window", "strides", "enc_channels",
-                "recent_descriptors")
+                "recent_descriptors", "cross_scale")
     same = [f for f in EdgeTapConfig.__dataclass_fields__ if f not in growable]
     diff = [f for f in same if getattr(old, f) != getattr(new, f)]
     if diff:
         raise ValueError(f"grow: only {', '.join(growable[1:])} can change; also changed: {', '.join(diff)}")
     if old.recent_descriptors and not new.recent_descriptors:
         raise ValueError("grow: recent_descriptors on -> off: their inputs cannot be removed")
+    if old.cross_scale and not new.cross_scale:
+        raise ValueError("grow: cross_scale on -> off: its inputs cannot be removed")
+    layout = ("query_patch", "strides", "recent_descriptors")
+    if old.cross_scale and any(getattr(old, f) != getattr(new, f) for f in layout):
+        raise ValueError(f"grow: a network with cross_scale keeps its {', '.join(layout)}")
     strides = (tuple(old.strides), tuple(new.strides))
     if strides[0] != strides[1] and strides != (PYRAMID_STRIDES, FINE_PYRAMID_STRIDES):
         raise ValueError(f"grow: strides {list(old.strides)} -> {list(new.strides)}: only a stride-2 level "

@@ -47,6 +47,10 @@ class EdgeTapConfig:
     recent_descriptors: bool = False  # a second descriptor set per track, sampled at its output in the
                                   # previous frame (where the frame enters: entry_velocity must be 0) and
                                   # correlated beside the query's; False in the models before round 25
+    cross_scale: bool = False     # the query's descriptors of each level also against the window of the
+                                  # next coarser level (the point's surroundings grown about 2x since the
+                                  # query) and of the next finer one (shrunk), behind the same-level
+                                  # correlations (correlation_reads); False in the models before round 27
     n_freq: int = 4               # Fourier frequencies of the displacement encoding
     disp_scale: float = 64.0      # displacement (pixels) is divided by this before encoding
     corr_hidden: int = 128
@@ -61,7 +65,7 @@ class EdgeTapConfig:
 
     @property
     def n_corr(self):
-        return self.descriptor_sets * len(self.strides) * self.query_patch ** 2 * (2 * self.radius + 1) ** 2
+        return len(correlation_reads(self)) * self.query_patch ** 2 * (2 * self.radius + 1) ** 2
 
     @property
     def token_in(self):
@@ -90,6 +94,19 @@ class EdgeTapConfig:
             if k in d:
                 d[k] = tuple(d[k])
         return EdgeTapConfig(**d)
+
+
+def correlation_reads(cfg):
+    """The window correlations a track reads per iteration, in corr1's input order, as
+    (descriptor set, descriptor level, window level): each set's descriptors against their own
+    level's window, levels fine to coarse, the query's set first, then the recent one; with
+    cfg.cross_scale, the query's descriptors of level l against level l+1's window (l fine to
+    coarse), then against level l-1's. Each read is query_patch^2 x (2r+1)^2 values."""
+    L = len(cfg.strides)
+    reads = [(s, l, l) for s in range(cfg.descriptor_sets) for l in range(L)]
+    if cfg.cross_scale:
+        reads += [(0, l, l + 1) for l in range(L - 1)] + [(0, l, l - 1) for l in range(1, L)]
+    return reads
 
 
 # ----------------------------------------------------------------------------------------------
@@ -382,19 +399,15 @@ class EdgeTap(nn.Module):
                 for tab, s in zip(tables, self.cfg.strides)]
 
     def sample_corr_patch(self, tables, descs, p, recent=None):
-        """Local 4D correlation (query_patch > 1, or any patch with recent descriptors): per level,
-        the window of features around p (read as a patch, never a full map) against each query
-        descriptor, then (with `recent`, per level [B, N, T, P, D]) against each frame's recent
-        descriptors, levels fine to coarse in each set. p [B, N, T, 2] -> [B, N, T, n_corr]."""
+        """Local 4D correlation (query_patch > 1, recent descriptors or cross_scale): the reads of
+        correlation_reads, each a window of features around p (read as a patch, never a full map)
+        against a level's query descriptors (per level [B, N, P, D]) or, with `recent` (per level
+        [B, N, T, P, D]), each frame's recent descriptors. p [B, N, T, 2] -> [B, N, T, n_corr]."""
         B, N, T, _ = p.shape
         frame = (torch.arange(B, device=p.device)[:, None] * T + torch.arange(T, device=p.device))[:, None]
-        levels = list(zip(tables, self.cfg.strides))
-        corr = [window_correlation(tab, frame, p / s, desc[:, :, None], self.cfg.radius)
-                for (tab, s), desc in zip(levels, descs)]
-        if recent is not None:
-            corr += [window_correlation(tab, frame, p / s, desc, self.cfg.radius)
-                     for (tab, s), desc in zip(levels, recent)]
-        return torch.cat(corr, dim=-1)
+        sets = [[d[:, :, None] for d in descs]] + ([recent] if recent is not None else [])
+        return torch.cat([window_correlation(tables[m], frame, p / self.cfg.strides[m], sets[s][l], self.cfg.radius)
+                          for s, l, m in correlation_reads(self.cfg)], dim=-1)
 
     def recent_descriptors(self, tables, tq, descs, p):
         """Per level [B, N, T, P, D]: the descriptors each track's frame t correlates beside its
@@ -419,7 +432,7 @@ class EdgeTap(nn.Module):
         K = iters or cfg.iters
         if feats is None:
             feats = self.encoder(video.flatten(0, 1))
-        windows = cfg.query_patch > 1 or cfg.recent_descriptors
+        windows = cfg.query_patch > 1 or cfg.recent_descriptors or cfg.cross_scale
         if windows:
             tables = [FeatureTable(f) for f in feats]
             descs = self.query_descriptors(tables, tq, pq)

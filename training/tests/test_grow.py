@@ -66,6 +66,31 @@ def test_grown_network_with_recent_descriptors_computes_the_same(query_patch):
         grow_state_dict(new.state_dict(), new_cfg, old_cfg)
 
 
+@pytest.mark.parametrize("recent", [False, True])
+def test_grown_network_with_cross_scale_reads_computes_the_same(recent):
+    """Cross-scale reads grown in (round 27's step), also behind recent descriptors: the same
+    function; the new inputs sit behind all the old and are live; no shrinking back, and no
+    other change of the correlation's layout once they are there."""
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=3, recent_descriptors=recent)
+    old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(6), 0.2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), cross_scale=True))
+    new = EdgeTap(new_cfg).eval()
+    new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
+    for a, b in zip(_outputs(old), _outputs(new)):
+        assert (a - b).abs().max().item() < 1e-4
+    w = new.tracker.corr1.weight
+    assert torch.equal(w[:, :old_cfg.n_corr], old.tracker.corr1.weight)
+    assert w[:, old_cfg.n_corr:].abs().max() == 0
+    with torch.no_grad():
+        w[:, old_cfg.n_corr:].add_(0.05)
+    assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
+    with pytest.raises(ValueError, match="cross_scale on -> off"):
+        grow_state_dict(new.state_dict(), new_cfg, old_cfg)
+    wider = EdgeTapConfig.from_dict(dict(new_cfg.to_dict(), strides=[2, 4, 8, 16, 32]))
+    with pytest.raises(ValueError, match="keeps its query_patch, strides"):
+        grow_state_dict(new.state_dict(), new_cfg, wider)
+
+
 def test_grown_network_with_a_cross_layer_gains_a_block_and_another_layer():
     """Round 5's shape (a cross-track layer after the last block) grown by a block and a second
     cross-track layer after it: the same function, and the new layer is live."""

@@ -17,9 +17,10 @@ from edgetap.weights import randomize_weights_  # noqa: E402
 
 
 def _small_model(seed=0, query_patch=1, cross_after=(), strides=(4, 8, 16, 32), entry_velocity=0.0,
-                 recent=False):
+                 recent=False, cross_scale=False):
     cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=query_patch, cross_after=cross_after,
-                        strides=strides, entry_velocity=entry_velocity, recent_descriptors=recent)
+                        strides=strides, entry_velocity=entry_velocity, recent_descriptors=recent,
+                        cross_scale=cross_scale)
     m = EdgeTap(cfg).eval()
     randomize_weights_(m, torch.Generator().manual_seed(seed), 0.2)
     return m
@@ -28,12 +29,15 @@ def _small_model(seed=0, query_patch=1, cross_after=(), strides=(4, 8, 16, 32), 
 import pytest  # noqa: E402
 
 
-@pytest.mark.parametrize("query_patch,cross_after,strides,recent", [
-    (1, (), (4, 8, 16, 32), False), (3, (), (4, 8, 16, 32), False), (3, (0, 1), (4, 8, 16, 32), False),
-    (3, (1,), (2, 4, 8, 16, 32), False), (1, (), (4, 8, 16, 32), True), (3, (1,), (4, 8, 16, 32), True)])
-def test_streaming_equals_parallel(query_patch, cross_after, strides, recent):
+@pytest.mark.parametrize("query_patch,cross_after,strides,recent,cross_scale", [
+    (1, (), (4, 8, 16, 32), False, False), (3, (), (4, 8, 16, 32), False, False),
+    (3, (0, 1), (4, 8, 16, 32), False, False), (3, (1,), (2, 4, 8, 16, 32), False, False),
+    (1, (), (4, 8, 16, 32), True, False), (3, (1,), (4, 8, 16, 32), True, False),
+    (1, (), (4, 8, 16, 32), False, True), (3, (1,), (4, 8, 16, 32), True, True)])
+def test_streaming_equals_parallel(query_patch, cross_after, strides, recent, cross_scale):
     torch.manual_seed(0)
-    m = _small_model(query_patch=query_patch, cross_after=cross_after, strides=strides, recent=recent)
+    m = _small_model(query_patch=query_patch, cross_after=cross_after, strides=strides, recent=recent,
+                     cross_scale=cross_scale)
     B, T, N, S = 2, 7, 5, 64
     video = torch.rand(B, T, 3, S, S) * 255
     tq = torch.tensor([[0, 0, 2, 4, 6], [1, 0, 3, 0, 5]])
@@ -145,6 +149,39 @@ def test_recent_descriptors_are_the_previous_frame_at_the_previous_output():
     assert corr[0, :, half:].abs().max() > 0
     with pytest.raises(ValueError, match="entry_velocity"):
         _small_model(recent=True, entry_velocity=0.5)
+
+
+def test_cross_scale_reads_the_query_descriptors_in_the_neighbouring_levels_windows():
+    """With cross_scale, behind the same-level correlations come the query's level-l descriptors
+    against level l+1's window (l fine to coarse), then against level l-1's, each window around
+    the entering estimate in the current frame."""
+    from edgetap.model import correlation_reads
+    from edgetap.sampling import FeatureTable, window_correlation, window_features
+    torch.manual_seed(5)
+    m = _small_model(seed=9, query_patch=3, cross_scale=True)
+    cfg = m.cfg
+    L = len(cfg.strides)
+    assert correlation_reads(cfg)[L:] == [(0, 0, 1), (0, 1, 2), (0, 2, 3), (0, 1, 0), (0, 2, 1), (0, 3, 2)]
+    assert cfg.n_corr == (L + 2 * (L - 1)) * 9 * (2 * cfg.radius + 1) ** 2
+    B, T, N = 1, 4, 3
+    st, pq, _ = _stream_clip(m, T, torch.tensor([[0, 1, 2]]))
+    k = 9 * (2 * cfg.radius + 1) ** 2
+    frame0 = torch.zeros(B, N, dtype=torch.long)
+    for t in range(1, T):
+        tables = [FeatureTable(f) for f in st.record["feats"][t]]
+        p = st.record["p_init"][t]
+        corr = st.record["corr"][t * cfg.iters]                             # iteration 0
+        for n in range(N):
+            q = int(st.tq[0, n])
+            if t < q:
+                continue
+            src = [FeatureTable(f) for f in st.record["feats"][q]]
+            for r, (_, l, w) in enumerate(correlation_reads(cfg)[L:]):
+                d = window_features(src[l], frame0, pq / cfg.strides[l], 1)
+                want = window_correlation(tables[w], frame0, p / cfg.strides[w], d, cfg.radius)[0, n]
+                got = corr[0, n, (L + r) * k:(L + r + 1) * k]
+                assert torch.allclose(got, want, atol=1e-5), (t, n, l, w)
+    assert corr[0, :, L * k:].abs().max() > 0
 
 
 def test_cross_track_layer_sees_only_started_tracks():
