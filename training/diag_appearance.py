@@ -40,8 +40,9 @@ def affine_change(src, dst):
 
 
 def layer_changes(gt, layer, tq):
-    """gt [N, T, 2], layer [N], tq [N] -> |log2 scale| and |rotation| [N, T] of each track's layer
-    between its query frame and every frame (nan where its layer has too few tracks)."""
+    """gt [N, T, 2], layer [N], tq [N] -> log2 scale (positive: grown) and |rotation| [N, T] of
+    each track's layer between its query frame and every frame (nan where its layer has too few
+    tracks)."""
     N, T, _ = gt.shape
     log_scale = np.full((N, T), np.nan)
     rotation = np.full((N, T), np.nan)
@@ -53,7 +54,7 @@ def layer_changes(gt, layer, tq):
             rows = members[tq[members] == q]
             for t in range(T):
                 s, r = affine_change(gt[members, q], gt[members, t])
-                log_scale[rows, t] = abs(np.log2(max(s, 1e-6)))
+                log_scale[rows, t] = np.log2(max(s, 1e-6))
                 rotation[rows, t] = abs(r)
     return log_scale, rotation
 
@@ -72,7 +73,7 @@ def main():
         keep = scored & np.isfinite(log_scale)
         cols["err"].append(np.linalg.norm(xy - gt, axis=-1)[keep])
         cols["speed"].append(speed[keep])
-        cols["scale"].append(log_scale[keep])
+        cols["scale"].append(np.abs(log_scale[keep]))
         cols["rot"].append(rotation[keep])
     err, speed, scale, rot = (np.concatenate(cols[k]) for k in ("err", "speed", "scale", "rot"))
     for lo, hi in SPEEDS:

@@ -1,11 +1,14 @@
-"""diag_appearance.py: the layer's scale and rotation since a track's query frame."""
+"""diag_appearance.py: the layer's scale and rotation since a track's query frame;
+diag_cross_scale.py: which reads find the truth at the centre of their window."""
 import os
 import sys
 
 import numpy as np
+import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import diag_appearance  # noqa: E402
+import diag_cross_scale  # noqa: E402
 
 
 def _similarity(points, scale, degrees, shift):
@@ -30,6 +33,22 @@ def test_layer_changes_measure_from_each_tracks_query_frame_and_skip_small_layer
     log_scale, rotation = diag_appearance.layer_changes(gt, layer, tq)
     for n in range(5):
         for t in range(T):
-            assert abs(log_scale[n, t] - abs(t - tq[n])) < 1e-6
+            assert abs(log_scale[n, t] - (t - tq[n])) < 1e-6      # signed: shrinking is negative
             assert abs(rotation[n, t] - 10.0 * abs(t - tq[n])) < 1e-6
     assert np.isnan(log_scale[5:]).all() and np.isnan(rotation[5:]).all()
+
+
+def test_cross_scale_reads_find_a_static_point_at_their_own_level():
+    """A static clip (frame 1 = frame 0) of random features: a descriptor read at its own level
+    in a window centred on its own point peaks at the centre for every track; the reads are the
+    model's (correlation_reads with cross_scale), and every one of them is reported."""
+    strides = (4, 8, 16, 32)
+    g = torch.Generator().manual_seed(0)
+    feats = [torch.randn(1, 64, 64 // s, 64 // s, generator=g).expand(2, -1, -1, -1) for s in strides]
+    rng = np.random.default_rng(2)
+    pq = rng.integers(8, 24, (5, 2)).astype(np.float64) * 2          # on stride-4 and stride-8 cells
+    gt = np.stack([pq, pq], axis=1)
+    wins = diag_cross_scale.centre_wins(feats, strides, 1, np.zeros(5, int), pq, gt, 1, np.arange(5))
+    assert list(wins) == diag_cross_scale.reads(strides)
+    assert list(wins)[4:] == [(0, 1), (1, 2), (2, 3), (1, 0), (2, 1), (3, 2)]
+    assert wins[(0, 0)].all() and wins[(1, 1)].all()
