@@ -34,16 +34,27 @@ def reads(strides):
     return [(l, m) for _, l, m in correlation_reads(EdgeTapConfig(strides=tuple(strides), cross_scale=True))]
 
 
-def centre_wins(feats, strides, radius, tq, pq, gt, t, tracks):
+def query_descriptors(feats, strides, tq, pq):
+    """Per level [N, D]: each track's descriptor at its query point pq [N, 2] in its query frame tq [N]."""
+    out = []
+    for f, s in zip(feats, strides):
+        d = torch.zeros(len(tq), f.shape[1])
+        for q in np.unique(tq):
+            rows = np.flatnonzero(tq == q)
+            d[rows] = bilinear_sample(f[int(q)][None], torch.tensor(pq[rows] / s, dtype=torch.float32)[None])[0]
+        out.append(d)
+    return out
+
+
+def centre_wins(feats, strides, radius, qdesc, gt, t, tracks):
     """For the tracks `tracks` at frame t: per read, [n] bool, the truth-centred window's centre is
-    its best cell against the track's query descriptor of the read's level."""
+    its best cell against the track's query descriptor of the read's level (qdesc: per level [N, D],
+    query_descriptors)."""
     off = window_offsets(radius, "cpu")                                          # [k2, 2]
     centre = off.shape[0] // 2
     out = {}
     for l, m in reads(strides):
-        descs = torch.stack([bilinear_sample(feats[l][int(tq[i])][None],
-                                             torch.tensor(pq[i] / strides[l], dtype=torch.float32)[None, None])[0, 0]
-                             for i in tracks])                                   # [n, D]
+        descs = qdesc[l][tracks]                                                 # [n, D]
         pts = torch.tensor(gt[tracks, t] / strides[m], dtype=torch.float32)[:, None] + off   # [n, k2, 2]
         win = bilinear_sample(feats[m][t][None], pts.reshape(1, -1, 2))[0].reshape(len(tracks), off.shape[0], -1)
         out[(l, m)] = (torch.einsum("nkd,nd->nk", win, descs).argmax(-1) == centre).numpy()
@@ -61,10 +72,8 @@ def main():
     scales = []
     for seq in evalsets.generated_sequences(banks, dict(evalsets.VAL, clips=args.clips), "cpu"):
         gt, vis, tq = seq["gt_xy"], seq["gt_vis"], seq["tq"]
-        pq = gt[np.arange(len(tq)), tq]
-        with torch.no_grad():
-            feats = [torch.cat(f) for f in zip(*(model.encoder(seq["video"][t:t + 8].float())
-                                                  for t in range(0, seq["video"].shape[0], 8)))]
+        feats = diag_cli.encode_clip(model, seq["video"])
+        qdesc = query_descriptors(feats, cfg.strides, tq, gt[np.arange(len(tq)), tq])
         scored, _ = scored_and_speed(gt, vis, tq)
         log_scale, _ = layer_changes(gt, seq["layer"], tq)
         keep = scored & np.isfinite(log_scale)
@@ -73,7 +82,7 @@ def main():
             if len(tracks) == 0:
                 continue
             with torch.no_grad():
-                for r, w in centre_wins(feats, cfg.strides, cfg.radius, tq, pq, gt, t, tracks).items():
+                for r, w in centre_wins(feats, cfg.strides, cfg.radius, qdesc, gt, t, tracks).items():
                     wins[r].append(w)
             scales.append(log_scale[tracks, t])
     scale = np.concatenate(scales)

@@ -66,9 +66,7 @@ def sequence_rows(model, seq, xy, fixed_px=None, template="query", tracks=None):
 
     def to_model(p):
         return (np.asarray(p) + 0.5) * scale - 0.5
-    with torch.no_grad():
-        feats = [torch.cat(f) for f in zip(*(model.encoder(seq["video"][t:t + 8].float())
-                                              for t in range(0, seq["video"].shape[0], 8)))]
+    feats = diag_cli.encode_clip(model, seq["video"])
     strides = model.cfg.strides
     gt, known, vis, tq, area = seq["gt_xy"], seq["known"], seq["gt_vis"], seq["tq"], seq["mask_area"]
     rows = []

@@ -40,6 +40,14 @@ def generated_set(args):
     return evalsets.generated_sequences(photobanks.load_reserved_banks(args.data, "cpu"), evalsets.GEN_EVAL, "cpu")
 
 
+def encode_clip(model, video, chunk=8):
+    """The network's feature pyramid of every frame of `video` [T, 3, H, W], `chunk` frames per
+    encoder call (bounded memory on the CPU): per level [T, D, h, w]."""
+    with torch.no_grad():
+        return [torch.cat(f) for f in zip(*(model.encoder(video[t:t + chunk].float())
+                                            for t in range(0, video.shape[0], chunk)))]
+
+
 def model_of(args, tool):
     """The network the arguments name, on the CPU with 2 threads; a bad choice ends `tool`."""
     torch.set_num_threads(2)

@@ -48,7 +48,8 @@ def test_cross_scale_reads_find_a_static_point_at_their_own_level():
     rng = np.random.default_rng(2)
     pq = rng.integers(8, 24, (5, 2)).astype(np.float64) * 2          # on stride-4 and stride-8 cells
     gt = np.stack([pq, pq], axis=1)
-    wins = diag_cross_scale.centre_wins(feats, strides, 1, np.zeros(5, int), pq, gt, 1, np.arange(5))
+    qdesc = diag_cross_scale.query_descriptors(feats, strides, np.zeros(5, int), pq)
+    wins = diag_cross_scale.centre_wins(feats, strides, 1, qdesc, gt, 1, np.arange(5))
     assert list(wins) == diag_cross_scale.reads(strides)
     assert list(wins)[4:] == [(0, 1), (1, 2), (2, 3), (1, 0), (2, 1), (3, 2)]
     assert wins[(0, 0)].all() and wins[(1, 1)].all()
