@@ -44,8 +44,10 @@ CONVENTIONS = {
     "gelu": "exact: 0.5 x (1 + erf(x / sqrt 2))",
     "attention": "softmax((q k^T) / sqrt(d_head) + rel_bias[head, idx]) v; heads split contiguous "
                  "channel blocks of width d_head",
-    "correlation": "per level: dot(desc, bilinear(feature, p/s + (dx, dy))) / sqrt(D), (dx, dy) in "
-                   "[-r, r]^2 row-major (dy outer); levels concatenated fine to coarse",
+    "correlation": "per read (set, descriptor level l, window level m): dot(desc_l, bilinear(feature_m, "
+                   "p/s_m + (dx, dy))) / sqrt(D), (dx, dy) in [-r, r]^2 row-major (dy outer); reads "
+                   "concatenated in model.correlation_reads' order: each set's levels fine to coarse (l = m), "
+                   "then with cross_scale (l, l+1) and (l, l-1)",
     "fourier": "d = (p - p_query) / disp_scale; [dx, dy, then per i in 0..n_freq-1: sin(pi 2^i dx), "
                "sin(pi 2^i dy), cos(pi 2^i dx), cos(pi 2^i dy)]",
 }
@@ -96,7 +98,7 @@ def make_golden(model, path):
         "frames": frames, "query_t": tq[0].numpy().astype(np.int64), "query_xy": pq[0].numpy().astype(np.float32),
         "desc": st.desc[0].numpy(),
         "p_init": torch.stack(rec["p_init"])[:, 0].numpy(),
-        "corr": torch.stack(rec["corr"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
+        "corr": torch.stack(rec["corr"]).reshape(T, K, 1, N, -1)[:, :1, 0].numpy(),  # iteration 0: what the engines expose
         "token": torch.stack(rec["token"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
         "hidden": torch.stack(rec["hidden"]).reshape(T, K, 1, N, -1)[:, :, 0].numpy(),
         "iter_xy": torch.stack(rec["iter_xy"]).reshape(T, K, 1, N, 2)[:, :, 0].numpy(),
@@ -111,7 +113,8 @@ def make_golden(model, path):
     meta = {
         "what": "EdgeTAP streaming reference on a procedural clip (training/export.py), CPU FP32",
         "layouts": "frames U8 [T,H,W,3] RGB; query_t [N]; query_xy [N,2]; desc [N,levels,query_patch^2,D]; "
-                   "p_init [T,N,2] estimate entering iteration 0; corr [T,K,N,n_corr]; token [T,K,N,width] "
+                   "p_init [T,N,2] estimate entering iteration 0; corr [T,1,N,n_corr] (iteration 0; [T,K,N,n_corr] "
+                   "in files before edgetap-large-v6); token [T,K,N,width] "
                    "(input of block 0); hidden [T,K,N,width] (output of the last block); iter_xy [T,K,N,2]; "
                    "out_xy [T,N,2]; out_vis/out_conf [T,N] probabilities (1 at the query frame); "
                    "enc_f<stride>_t<frame> [D,h,w]",
@@ -188,7 +191,7 @@ def export_model(model, models_dir, golden_dir, name, visible_rule="vis", traini
           f"{gpath} ({os.path.getsize(gpath)} B, {len(g2)} tensors)")
     if os.path.getsize(gpath) > GOLDEN_LIMIT:
         print(f"warning: {gpath} is over the {GOLDEN_LIMIT} B the repository keeps golden vectors under "
-              "(its largest entries: the per-iteration correlations and the finest level's features)", file=sys.stderr)
+              "(its largest entries: the correlations and the finest level's features)", file=sys.stderr)
 
 
 def average_decay(ck, ema):

@@ -2,7 +2,8 @@
 """Writes tiny random-weight EdgeTAP networks and their golden vectors for the C++ engine's parity
 tests of configurations the shipped model does not use (a 3x3 query neighbourhood, other widths,
 window and iteration counts; cross-track layers after both blocks; a stride-2 level; frames
-entered with a velocity-extrapolated estimate, entry_velocity 0.5; recent descriptors). Random
+entered with a velocity-extrapolated estimate, entry_velocity 0.5; recent descriptors; cross-scale
+reads). Random
 weights of fixed seeds; no training.
 
   python3 training/make_test_model.py [NAME ...]   (writes tests/data/golden/NAME.* and
@@ -38,6 +39,9 @@ TINY_VELOCITY = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-veloci
 # padding; at 2 they stay within ~16 px of it, so the recent half of the correlation is exercised.
 TINY_RECENT = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-recent (random weights, seed 9)",
                                    recent_descriptors=True))
+# Each level's query descriptors also read in the neighbouring levels' windows (6 more reads).
+TINY_SCALE = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-scale (random weights, seed 10)",
+                                  cross_scale=True))
 # name: (configuration, seed, head scale)
 TEST_MODELS = {
     "edgetap-tiny-qp3": (TINY, 5, 10.0),
@@ -45,6 +49,7 @@ TEST_MODELS = {
     "edgetap-tiny-fine": (TINY_FINE, 7, 10.0),
     "edgetap-tiny-velocity": (TINY_VELOCITY, 8, 3.0),
     "edgetap-tiny-recent": (TINY_RECENT, 9, 2.0),
+    "edgetap-tiny-scale": (TINY_SCALE, 10, 3.0),
 }
 
 

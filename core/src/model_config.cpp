@@ -75,17 +75,13 @@ void read_recent_descriptors(const nlohmann::json& m, const std::string& path, M
   }
 }
 
-// "cross_scale" (training/edgetap/model.py): the query's descriptors also correlated with the
-// neighbouring levels' windows. A training option that this engine does not implement: a file that
-// turns it on is refused rather than run without those correlations.
-void refuse_cross_scale(const nlohmann::json& m, const std::string& path) {
+// "cross_scale" (training/edgetap/model.py) beside the hyper-parameters; absent in files before round 27: false.
+void read_cross_scale(const nlohmann::json& m, const std::string& path, ModelConfig& c) {
   if (!m.contains("cross_scale")) return;
   if (!m["cross_scale"].is_boolean()) {
     throw ModelError(path + ": key 'cross_scale' must be true or false, got " + m["cross_scale"].dump());
   }
-  if (m["cross_scale"].get<bool>()) {
-    throw ModelError(path + ": key 'cross_scale' is true: this engine does not implement cross-scale correlation");
-  }
+  c.cross_scale = m["cross_scale"].get<bool>();
 }
 
 }  // namespace
@@ -138,7 +134,7 @@ ModelConfig load_model_config(const std::string& path) {
   }
   read_entry_velocity(m, path, c);
   read_recent_descriptors(m, path, c);
-  refuse_cross_scale(m, path);
+  read_cross_scale(m, path, c);
   read_visible_rule(j, path, c);
   if (c.strides != std::vector<int>{4, 8, 16, 32} && c.strides != std::vector<int>{2, 4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32] and [2, 4, 8, 16, 32]");
@@ -151,6 +147,23 @@ ModelConfig load_model_config(const std::string& path) {
                      std::to_string(kernels::cpu::kMaxCachedKeys - 1));
   }
   return c;
+}
+
+std::vector<CorrelationRead> ModelConfig::correlation_reads() const {
+  // Each set's descriptors against their own level's window, levels fine to coarse, the query's set
+  // first; then (cross_scale) the query's descriptors of level l against level l+1's window, then
+  // against level l-1's: the order of training/edgetap/model.py's correlation_reads.
+  const int L = levels();
+  std::vector<CorrelationRead> reads;
+  reads.reserve(static_cast<std::size_t>(correlation_read_count()));
+  for (int set = 0; set < descriptor_sets(); ++set) {
+    for (int l = 0; l < L; ++l) reads.push_back({set, l, l});
+  }
+  if (cross_scale) {
+    for (int l = 0; l + 1 < L; ++l) reads.push_back({0, l, l + 1});
+    for (int l = 1; l < L; ++l) reads.push_back({0, l, l - 1});
+  }
+  return reads;
 }
 
 int ModelConfig::iterations(int requested) const {

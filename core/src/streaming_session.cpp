@@ -158,8 +158,9 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
   const Weights& w = net_.weights;
   const int S = static_cast<int>(ids.size());
   if (S == 0) return;
-  const int width = c.width, dh = c.head_dim(), W = c.window, wc = c.window_cells(), L = c.levels();
+  const int width = c.width, dh = c.head_dim(), W = c.window, wc = c.window_cells();
   const int qc = c.query_cells();
+  const std::vector<CorrelationRead> reads = c.correlation_reads();
   const std::size_t rows = static_cast<std::size_t>(S);
   corr_.resize(rows * c.n_corr());
   hidden1_.resize(rows * c.corr_hidden);
@@ -194,18 +195,17 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
     // Local correlation at every level, then the correlation MLP.
     for (int i = 0; i < S; ++i) {
       const Track& tr = tracks_[static_cast<std::size_t>(ids[i])];
-      // Layout [set][level][descriptor][window cell], as the reference's correlation: the query's
-      // descriptors, then (recent_descriptors) the recent ones, against the same windows.
-      for (int set = 0; set < c.descriptor_sets(); ++set) {
-        const std::vector<float>& descs = set == 0 ? tr.descriptors : tr.recent;
-        float* out = corr_.data() + static_cast<std::size_t>(i) * c.n_corr() + static_cast<std::size_t>(set) * L * qc * wc;
-        for (int l = 0; l < L; ++l) {
-          const FeatureMap& f = pyramid_.levels[l];
-          const float s = static_cast<float>(c.strides[l]);
-          const std::size_t l0 = static_cast<std::size_t>(l) * qc;
-          k::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, p_[i].x / s, p_[i].y / s, c.radius,
-                                    descs.data() + l0 * c.feat_dim, qc, out + l0 * wc);
-        }
+      // Layout [read][descriptor][window cell], the reads in ModelConfig::correlation_reads' order
+      // (the reference's): a set's descriptors of one level against one level's window.
+      float* out = corr_.data() + static_cast<std::size_t>(i) * c.n_corr();
+      for (const CorrelationRead& read : reads) {
+        const std::vector<float>& descs = read.set == 0 ? tr.descriptors : tr.recent;
+        const FeatureMap& f = pyramid_.levels[read.window_level];
+        const float s = static_cast<float>(c.strides[read.window_level]);
+        k::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, p_[i].x / s, p_[i].y / s, c.radius,
+                                  descs.data() + static_cast<std::size_t>(read.descriptor_level) * qc * c.feat_dim, qc,
+                                  out);
+        out += static_cast<std::size_t>(qc) * wc;
       }
     }
     if (it == 0) first_corr_ = corr_;

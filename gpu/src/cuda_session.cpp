@@ -34,6 +34,7 @@ template <class T>
 struct CudaStreamingSession<T>::Impl {
   Impl(const engine::Network& network, int initial_capacity, int iters_)
       : c(network.config),
+        reads(network.config.correlation_reads()),
         iters(network.config.iterations(iters_)),
         stream(make_stream()),
         encoder(network.config, network.weights, stream),
@@ -135,7 +136,8 @@ struct CudaStreamingSession<T>::Impl {
     for (int it = 0; it < iters; ++it) {
       timer.begin(Stage::correlation);
       k::window_correlation(pyramid, slots_dev.data(), points.data(), S, c.radius, descs.data(), desc_stride(),
-                            set_stride(), c.descriptor_sets(), c.query_patch, corr.data(), stream);
+                            set_stride(), reads.data(), static_cast<int>(reads.size()), c.query_patch, corr.data(),
+                            stream);
       timer.begin(Stage::token);
       linear(w.corr1, corr.data(), S, acc.data());
       k::bias_activation(acc.data(), w.corr1.bias.data(), S, c.corr_hidden, true, hidden.data(), stream);
@@ -401,6 +403,7 @@ struct CudaStreamingSession<T>::Impl {
   };
 
   const engine::ModelConfig& c;
+  const std::vector<engine::CorrelationRead> reads;  // the correlation reads, in corr1's input order
   const int iters;
   int capacity = 0;
   cudaStream_t stream = nullptr;

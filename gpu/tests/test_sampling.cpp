@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "edgetap/engine/model_config.hpp"
 #include "track_ops_test_support.hpp"
 
 namespace edgetap::gpu {
@@ -73,23 +74,37 @@ struct SamplingCase {
   int channels;
   std::vector<int> strides;
   int query_patch, radius, sets;
+  bool cross_scale = false;
 };
+
+// The reads of a model of the case's shape (engine::ModelConfig::correlation_reads).
+std::vector<kernels::CorrelationRead> reads_of(const SamplingCase& c) {
+  engine::ModelConfig m;
+  m.strides = c.strides;
+  m.recent_descriptors = c.sets == 2;
+  m.cross_scale = c.cross_scale;
+  return m.correlation_reads();
+}
 
 std::string describe(const SamplingCase& c) {
   std::ostringstream os;
   os << "channels " << c.channels << ", levels " << c.strides.size() << ", query_patch " << c.query_patch
-     << ", radius " << c.radius << ", sets " << c.sets;
+     << ", radius " << c.radius << ", sets " << c.sets << (c.cross_scale ? ", cross-scale" : "");
   return os.str();
 }
 
 // The model shapes (64 channels, 4-5 levels, 3x3 query patch, radius 3, two
-// sets), a tiny net's (32 channels, radius 2), and 12 channels (no 16-byte
-// access: the scalar path).
+// sets, cross-scale reads: up to 4 reads and 36 descriptors per window), a tiny
+// net's (32 channels, radius 2), and 12 channels (no 16-byte access: the
+// scalar path).
 const std::vector<SamplingCase> kSamplingCases = {
     {64, {4, 8, 16, 32}, 3, 3, 2},
     {64, {2, 4, 8, 16, 32}, 3, 3, 1},
+    {64, {4, 8, 16, 32}, 3, 3, 1, true},
+    {64, {4, 8, 16, 32}, 3, 3, 2, true},
     {32, {4, 8, 16, 32}, 1, 2, 2},
     {12, {4, 8}, 3, 2, 2},
+    {12, {4, 8, 16}, 3, 2, 1, true},
 };
 constexpr int kImageH = 128, kImageW = 192;
 
@@ -136,7 +151,8 @@ TYPED_TEST(TrackOps, WindowCorrelationMatchesCpu) {
     SCOPED_TRACE(describe(c));
     const Pyramid<T> pyr = make_pyramid<T>(kImageH, kImageW, c.strides, c.channels, rng);
     const int S = static_cast<int>(kSlots.size()), L = pyr.view.levels, qc = c.query_patch * c.query_patch;
-    const int wc = (2 * c.radius + 1) * (2 * c.radius + 1), n_corr = c.sets * L * qc * wc;
+    const std::vector<kernels::CorrelationRead> reads = reads_of(c);
+    const int wc = (2 * c.radius + 1) * (2 * c.radius + 1), n_corr = static_cast<int>(reads.size()) * qc * wc;
     // As the session: every slot's first set, then every slot's second.
     const std::size_t slot_stride = static_cast<std::size_t>(L) * qc * c.channels, set_stride = kCapacity * slot_stride;
     const std::vector<float> descs = rounded<T>(random_floats(c.sets * set_stride, -1, 1, rng));
@@ -147,20 +163,21 @@ TYPED_TEST(TrackOps, WindowCorrelationMatchesCpu) {
     DeviceBuffer<T> corr(static_cast<std::size_t>(S) * n_corr);
     poison(corr);
     kc::window_correlation(pyr.view, d_slots.data(), d_points.data(), S, c.radius, d_descs.data(), slot_stride,
-                           set_stride, c.sets, c.query_patch, corr.data(), nullptr);
+                           set_stride, reads.data(), static_cast<int>(reads.size()), c.query_patch, corr.data(),
+                           nullptr);
 
     // engine::StreamingSession::step's correlation loop.
     std::vector<float> want(corr.size());
     for (int i = 0; i < S; ++i) {
-      for (int set = 0; set < c.sets; ++set) {
-        const float* row_descs = descs.data() + set * set_stride + kSlots[i] * slot_stride;
-        float* out = want.data() + static_cast<std::size_t>(i) * n_corr + static_cast<std::size_t>(set) * L * qc * wc;
-        for (int l = 0; l < L; ++l) {
-          const float s = static_cast<float>(c.strides[l]);
-          const std::size_t l0 = static_cast<std::size_t>(l) * qc;
-          cpu::window_correlation_hwc(pyr.host[l].data(), pyr.height[l], pyr.width[l], c.channels, points[i].x / s,
-                                      points[i].y / s, c.radius, row_descs + l0 * c.channels, qc, out + l0 * wc);
-        }
+      float* out = want.data() + static_cast<std::size_t>(i) * n_corr;
+      for (const kernels::CorrelationRead& read : reads) {
+        const float* row_descs = descs.data() + read.set * set_stride + kSlots[i] * slot_stride;
+        const int l = read.window_level;
+        const float s = static_cast<float>(c.strides[l]);
+        cpu::window_correlation_hwc(pyr.host[l].data(), pyr.height[l], pyr.width[l], c.channels, points[i].x / s,
+                                    points[i].y / s, c.radius,
+                                    row_descs + static_cast<std::size_t>(read.descriptor_level) * qc * c.channels, qc, out);
+        out += static_cast<std::size_t>(qc) * wc;
       }
     }
     expect_close(download(corr.data(), corr.size()), want, tolerance<T>(), "correlation");

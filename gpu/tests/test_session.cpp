@@ -125,6 +125,7 @@ const Case kCases[] = {
     {"tests/data/golden/edgetap-tiny-cross", 128, 96, 24, 12},
     {"tests/data/golden/edgetap-tiny-recent", 128, 96, 24, 12},
     {"tests/data/golden/edgetap-tiny-velocity", 128, 96, 24, 12},
+    {"tests/data/golden/edgetap-tiny-scale", 128, 96, 24, 12},
     {"models/edgetap-small", 256, 192, 64, 10},
     {"models/edgetap-large", 256, 192, 64, 10},
 };

@@ -404,7 +404,7 @@ TYPED_TEST(TrackOps, ZeroRowsLaunchNothing) {
   EXPECT_NO_THROW({
     kc::entry_points(nullptr, 0, nullptr, nullptr, nullptr, 0.f, false, nullptr, nullptr);
     kc::sample_descriptors<T>(pyramid, nullptr, nullptr, 0, 3, nullptr, 0, nullptr);
-    kc::window_correlation<T>(pyramid, nullptr, nullptr, 0, 3, nullptr, 0, 0, 2, 3, nullptr, nullptr);
+    kc::window_correlation<T>(pyramid, nullptr, nullptr, 0, 3, nullptr, 0, 0, nullptr, 0, 3, nullptr, nullptr);
     kc::bias_activation<T>(nullptr, nullptr, 0, 64, true, nullptr, nullptr);
     kc::broadcast_row(nullptr, 0, 64, nullptr, nullptr);
     kc::layer_norm_rows<T>(nullptr, nullptr, 0, 64, nullptr, nullptr, nullptr, nullptr);

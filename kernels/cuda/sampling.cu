@@ -3,6 +3,7 @@
 // its CPU reference (cpu::bilinear_sample_hwc, cpu::window_correlation_hwc).
 // Storage is T (float or __half), arithmetic float; nothing allocates or
 // synchronizes.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -46,6 +47,14 @@ __global__ void __launch_bounds__(kThreads) sample_descriptors_kernel(SamplePara
   }
 }
 
+constexpr int kMaxWindowReads = 4;  // reads of one level's window: 2 sets, and the 2 cross-scale ones
+
+// The reads of one window level: whose descriptors, and where in the row's output each goes.
+struct WindowReads {
+  int count;
+  int set[kMaxWindowReads], descriptor_level[kMaxWindowReads], read[kMaxWindowReads];
+};
+
 template <class T>
 struct CorrelationParams {
   PyramidView<T> pyramid;
@@ -53,13 +62,14 @@ struct CorrelationParams {
   const float2* points;
   const T* descs;
   std::size_t slot_stride, set_stride;
-  int rows, radius, sets, query_cells;
+  int rows, radius, query_cells, reads;  // reads: correlation reads per row
+  int warp_descs;  // descriptors of the most-read window: each warp's share of shared memory
   float scale;  // 1 / sqrt(channels)
+  WindowReads window_reads[kMaxLevels];
   T* corr;
 };
 
-constexpr int kCorrWarps = 4;       // warps per block, one (row, level) each
-constexpr int kMaxCorrDescs = 18;   // descriptors per level: 2 sets x a 3x3 query patch
+constexpr int kCorrWarps = 4;       // warps per block, one (row, window level) each
 constexpr int kCellsPerLane = 2;    // window cells a lane sums at once
 
 std::size_t correlation_shared_bytes(int channels, int n_desc) {
@@ -88,37 +98,45 @@ __device__ __forceinline__ void load_shared(const float* src, float (&v)[V]) {
   }
 }
 
-// The local correlation of one row at one level, for every descriptor of
-// every set: corr[row][set][level][j][cell] = scale * dot(desc[set][level][j],
-// bilinear(level, point / stride + cell offset)).
-// Launch: one warp per (row, level), kCorrWarps warps per block, dynamic
-// shared memory correlation_shared_bytes: each warp's descriptors as float.
-// The warp loads its descriptors once; each lane then takes window cells
-// (cells lane, lane + 32, ...), samples each cell's V channels at a time (4
-// taps) and adds them into all the descriptors' sums held in registers, so a
-// cell is sampled once for every descriptor and no block-wide barrier is needed.
-// Per row, with D channels, L levels, n = sets * query_cells descriptors per
-// level, k = 2r + 1 and b = sizeof(T) bytes:
-//   DRAM at least: descriptors n L D b + output n L k^2 b + 12 (point, slot);
+// The local correlation of one row at one window level, for every read of
+// that level's window (p.window_reads[level]: the sets' own-level descriptors
+// and, with cross-scale reads, the neighbouring levels' query descriptors):
+// corr[row][read][j][cell] = scale * dot(desc[set][descriptor level][j],
+// bilinear(window level, point / stride + cell offset)).
+// Launch: one warp per (row, window level), kCorrWarps warps per block,
+// dynamic shared memory correlation_shared_bytes: each warp's descriptors as
+// float. The warp loads its descriptors once; each lane then takes window
+// cells (cells lane, lane + 32, ...), samples each cell's V channels at a time
+// (4 taps) and adds them into all the descriptors' sums held in registers
+// (MaxDescs of them), so a window is sampled once for every read of it and no
+// block-wide barrier is needed.
+// Per row, with D channels, L levels, n descriptors read in all (reads x
+// query cells), k = 2r + 1 and b = sizeof(T) bytes:
+//   DRAM at least: descriptors n D b + output n k^2 b + 12 (point, slot);
 //   the map cells touched, L (k+1)^2 D b, come from L2 where tracks are close
 //   (every cell is read by up to 4 taps, the repeats hit L1).
-//   FLOPs: sampling 8 L k^2 D, dots 2 n L k^2 D.
-//   D = 64, L = 4, query_patch 3, sets 1, r = 3, FP16 (edgetap-small): 4.6 KB
-//   descriptors + 3.5 KB output from DRAM, 25.6 KB of map cells; 0.10 + 0.45 MFLOP.
-template <class T, int V>
+//   FLOPs: sampling 8 L k^2 D, dots 2 n k^2 D.
+//   D = 64, L = 4, query_patch 3, 4 reads, r = 3, FP16 (edgetap-small): 4.6 KB
+//   descriptors + 3.5 KB output from DRAM, 25.6 KB of map cells; 0.10 + 0.23 MFLOP.
+//   With the 6 cross-scale reads (10 reads): 11.5 + 8.8 KB; 0.10 + 0.56 MFLOP.
+template <class T, int V, int MaxDescs>
 __global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_kernel(CorrelationParams<T> p) {
   extern __shared__ float4 correlation_shared[];
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, levels = p.pyramid.levels;
   const int task = blockIdx.x * kCorrWarps + warp;
   if (task >= p.rows * levels) return;  // the whole warp
   const int row = task / levels, level = task % levels;
-  const int C = p.pyramid.channels, k = 2 * p.radius + 1, cells = k * k, qc = p.query_cells, n_desc = p.sets * qc;
-  float* descs = reinterpret_cast<float*>(correlation_shared) + static_cast<std::size_t>(warp) * n_desc * C;
-  const T* row_descs = p.descs + p.slots[row] * p.slot_stride + static_cast<std::size_t>(level) * qc * C;
+  const WindowReads& wr = p.window_reads[level];
+  const int C = p.pyramid.channels, k = 2 * p.radius + 1, cells = k * k, qc = p.query_cells, n_desc = wr.count * qc;
+  // Windows differ in their reads, so warps of a block (different levels) hold different counts.
+  float* descs = reinterpret_cast<float*>(correlation_shared) + static_cast<std::size_t>(warp) * p.warp_descs * C;
+  const T* slot_descs = p.descs + p.slots[row] * p.slot_stride;
   for (int i = lane * V; i < n_desc * C; i += kWarp * V) {
-    const int d = i / C, c = i % C;
+    const int d = i / C, c = i % C, r = d / qc;
     float v[V];
-    load_vec<V>(row_descs + (d / qc) * p.set_stride + static_cast<std::size_t>(d % qc) * C + c, v);
+    load_vec<V>(slot_descs + wr.set[r] * p.set_stride +
+                    static_cast<std::size_t>(wr.descriptor_level[r] * qc + d % qc) * C + c,
+                v);
     store_shared<V>(descs + i, v);
   }
   __syncwarp();
@@ -126,7 +144,7 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_kernel(
   const LevelMap<T> map = level_map(p.pyramid, level);
   const float2 pt = p.points[row];
   const BilinearCell centre = locate(pt.x / map.stride, pt.y / map.stride);
-  T* out = p.corr + static_cast<std::size_t>(row) * n_desc * levels * cells;
+  T* out = p.corr + static_cast<std::size_t>(row) * p.reads * qc * cells;
   // Each lane takes kCellsPerLane cells at once (lane, lane + 32): one read of
   // a descriptor chunk from shared memory feeds both cells' sums.
   for (int first = 0; first < cells; first += kCellsPerLane * kWarp) {
@@ -141,7 +159,7 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_kernel(
       b[e].y0 += cell / k - p.radius;
     }
     if (!in_window[0]) break;
-    float acc[kCellsPerLane][kMaxCorrDescs] = {};
+    float acc[kCellsPerLane][MaxDescs] = {};
     for (int c0 = 0; c0 < C; c0 += V) {
       float v[kCellsPerLane][V];
 #pragma unroll
@@ -154,7 +172,7 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_kernel(
         }
       }
 #pragma unroll
-      for (int d = 0; d < kMaxCorrDescs; ++d) {
+      for (int d = 0; d < MaxDescs; ++d) {
         if (d >= n_desc) break;
         float q[V];
         load_shared<V>(descs + d * C + c0, q);
@@ -170,12 +188,22 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_kernel(
       if (!in_window[e]) continue;
       const int cell = first + e * kWarp + lane;
 #pragma unroll
-      for (int d = 0; d < kMaxCorrDescs; ++d) {
+      for (int d = 0; d < MaxDescs; ++d) {
         if (d >= n_desc) break;
-        const int set = d / qc, j = d % qc;
-        store(out + ((set * levels + level) * qc + j) * cells + cell, acc[e][d] * p.scale);
+        store(out + (wr.read[d / qc] * qc + d % qc) * cells + cell, acc[e][d] * p.scale);
       }
     }
+  }
+}
+
+// The kernel for `V`-channel loads, its descriptor registers sized for `n_desc`.
+template <class T, int V>
+void launch_window_correlation(const CorrelationParams<T>& p, int n_desc, unsigned blocks, std::size_t shared,
+                               cudaStream_t stream) {
+  if (n_desc <= 18) {  // at most 2 reads of a 3x3 query patch per window: half the registers
+    window_correlation_kernel<T, V, 18><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
+  } else {
+    window_correlation_kernel<T, V, kMaxWindowReads * 9><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
   }
 }
 
@@ -198,25 +226,52 @@ void sample_descriptors(const PyramidView<T>& pyramid, const int* slots, const f
 
 template <class T>
 void window_correlation(const PyramidView<T>& pyramid, const int* slots, const float2* points, int S, int radius,
-                        const T* descs, std::size_t slot_stride, std::size_t set_stride, int sets, int query_patch,
-                        T* corr, cudaStream_t stream) {
+                        const T* descs, std::size_t slot_stride, std::size_t set_stride,
+                        const CorrelationRead* reads, int n_reads, int query_patch, T* corr, cudaStream_t stream) {
   if (S == 0) return;
   const int query_cells = query_patch * query_patch;
   const float scale = 1.f / std::sqrt(static_cast<float>(pyramid.channels));
-  const CorrelationParams<T> p{pyramid, slots, points, descs, slot_stride, set_stride, S, radius, sets, query_cells,
-                               scale, corr};
-  const int n_desc = sets * query_cells;
+  CorrelationParams<T> p{pyramid, slots, points, descs, slot_stride, set_stride, S, radius, query_cells,
+                         n_reads, 0, scale, {}, corr};
+  // Each window level's reads, in the order of `reads` (the output's).
+  int max_sets = 1;
+  for (int r = 0; r < n_reads; ++r) {
+    const CorrelationRead& read = reads[r];
+    if (read.window_level < 0 || read.window_level >= pyramid.levels || read.descriptor_level < 0 ||
+        read.descriptor_level >= pyramid.levels || read.set < 0) {
+      throw std::invalid_argument("window_correlation: read " + std::to_string(r) + " names a level outside the " +
+                                  std::to_string(pyramid.levels) + "-level pyramid");
+    }
+    WindowReads& wr = p.window_reads[read.window_level];
+    if (wr.count == kMaxWindowReads) {
+      throw std::invalid_argument("window_correlation: more than " + std::to_string(kMaxWindowReads) +
+                                  " reads of level " + std::to_string(read.window_level) + "'s window");
+    }
+    wr.set[wr.count] = read.set;
+    wr.descriptor_level[wr.count] = read.descriptor_level;
+    wr.read[wr.count] = r;
+    ++wr.count;
+    max_sets = std::max(max_sets, read.set + 1);
+  }
+  int n_desc = 0;  // the most descriptors one warp holds
+  for (int l = 0; l < pyramid.levels; ++l) {
+    if (p.window_reads[l].count == 0) {
+      throw std::invalid_argument("window_correlation: no read of level " + std::to_string(l) + "'s window");
+    }
+    n_desc = std::max(n_desc, p.window_reads[l].count * query_cells);
+  }
+  p.warp_descs = n_desc;
   const std::size_t shared = correlation_shared_bytes(pyramid.channels, n_desc);
-  if (n_desc > kMaxCorrDescs || shared > kMaxStaticShared) {
+  if (n_desc > kMaxWindowReads * 9 || shared > kMaxStaticShared) {
     throw std::invalid_argument("window_correlation: " + std::to_string(n_desc) + " descriptors of " +
-                                std::to_string(pyramid.channels) + " channels per level (at most " +
-                                std::to_string(kMaxCorrDescs) + ", and at most 48 KB of shared memory per block)");
+                                std::to_string(pyramid.channels) + " channels per window (at most " +
+                                std::to_string(kMaxWindowReads * 9) + ", and at most 48 KB of shared memory per block)");
   }
   const unsigned blocks = blocks_of(S * pyramid.levels, kCorrWarps);
-  if (vectorizable(pyramid, descs, slot_stride, sets > 1 ? set_stride : 0)) {
-    window_correlation_kernel<T, 8><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
+  if (vectorizable(pyramid, descs, slot_stride, max_sets > 1 ? set_stride : 0)) {
+    launch_window_correlation<T, 8>(p, n_desc, blocks, shared, stream);
   } else {
-    window_correlation_kernel<T, 1><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
+    launch_window_correlation<T, 1>(p, n_desc, blocks, shared, stream);
   }
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
@@ -225,7 +280,8 @@ void window_correlation(const PyramidView<T>& pyramid, const int* slots, const f
   template void sample_descriptors<T>(const PyramidView<T>&, const int*, const float2*, int, int, T*, std::size_t,  \
                                       cudaStream_t);                                                                \
   template void window_correlation<T>(const PyramidView<T>&, const int*, const float2*, int, int, const T*,         \
-                                      std::size_t, std::size_t, int, int, T*, cudaStream_t);
+                                      std::size_t, std::size_t, const CorrelationRead*, int, int, T*,          \
+                                      cudaStream_t);
 
 EDGETAP_SAMPLING_INSTANTIATE(float)
 EDGETAP_SAMPLING_INSTANTIATE(__half)

@@ -11,6 +11,7 @@
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/engine/streaming_session.hpp"
+#include "edgetap/kernels/cpu.hpp"
 #include "support/random_network.hpp"
 #include "support/temp_dir.hpp"
 #include "support/textures.hpp"
@@ -193,22 +194,68 @@ TEST_F(EngineFixture, RecentDescriptorsAreReadAndCheckedWithTheFile) {
   EXPECT_TRUE(engine::load_model_config(files.config_path).recent_descriptors);
 }
 
-TEST_F(EngineFixture, CrossScaleCorrelationIsRefusedByName) {
+TEST_F(EngineFixture, CrossScaleReadsFollowTheSameLevelOnesInTheReferenceOrder) {
   nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
-  config["cross_scale"] = false;  // what the exporter writes for every shipped model
+  config["cross_scale"] = false;  // what the exporter writes for a model without them
   std::ofstream(files.config_path) << config.dump();
-  EXPECT_NO_THROW(engine::load_model_config(files.config_path));
+  EXPECT_FALSE(engine::load_model_config(files.config_path).cross_scale);
   config["cross_scale"] = true;
   std::ofstream(files.config_path) << config.dump();
+  const engine::ModelConfig c = engine::load_model_config(files.config_path);
+  ASSERT_TRUE(c.cross_scale);
+  // Levels fine to coarse against their own windows, then level l against l+1's, then against l-1's.
+  const std::vector<engine::CorrelationRead> expected = {{0, 0, 0}, {0, 1, 1}, {0, 2, 2}, {0, 3, 3}, {0, 0, 1},
+                                                         {0, 1, 2}, {0, 2, 3}, {0, 1, 0}, {0, 2, 1}, {0, 3, 2}};
+  EXPECT_EQ(c.correlation_reads(), expected);
+  EXPECT_EQ(c.n_corr(), 250);  // 10 reads of a 5x5 window
+  // The fixture's weights are for the 4 same-level reads: the loader names the shape it needs.
   std::string error = error_of([&] { engine::load_network(files.weights_path, files.config_path); });
-  EXPECT_NE(error.find(files.config_path + ": key 'cross_scale' is true: this engine does not implement"),
-            std::string::npos)
+  EXPECT_NE(error.find("'tracker.corr1.weight' has shape [12, 100], the model needs [12, 250]"), std::string::npos)
       << error;
   config["cross_scale"] = "no";
   std::ofstream(files.config_path) << config.dump();
   error = error_of([&] { engine::load_model_config(files.config_path); });
   EXPECT_NE(error.find(files.config_path + ": key 'cross_scale' must be true or false, got \"no\""), std::string::npos)
       << error;
+}
+
+TEST_F(EngineFixture, CrossScaleReadsCorrelateALevelsDescriptorsWithItsNeighboursWindows) {
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["cross_scale"] = true;
+  std::ofstream(files.config_path) << config.dump();
+  auto tensors = test::random_network_tensors(7);
+  auto& corr1 = tensors["tracker.corr1.weight"];  // [12, 100] -> [12, 250]
+  corr1.first = {12, 250};
+  corr1.second.resize(12 * 250, 0.01f);
+  test::write_safetensors(files.weights_path, tensors);
+  const engine::Network scale_net = engine::load_network(files.weights_path, files.config_path);
+  engine::StreamingSession session(scale_net);
+  const auto f0 = test::crop_frame(texture, 0, 0, 96, 64, 0), f1 = test::crop_frame(texture, 3, 2, 96, 64, 1);
+  ASSERT_TRUE(session.push_frame(f0.view()).is_ok());
+  const engine::Point2 query{40.f, 30.f};
+  const int h = session.add_tracks(std::vector<engine::Point2>{query})[0];
+  ASSERT_TRUE(session.push_frame(f1.view()).is_ok());
+  // Frame 1's first iteration enters at the query point (entry_velocity 0, one output so far). Each
+  // read against a window computed here from frame 1's pyramid, in correlation_reads' order.
+  const engine::ModelConfig& c = scale_net.config;
+  const std::vector<float>& corr = session.last_first_correlation();
+  ASSERT_EQ(corr.size(), static_cast<std::size_t>(c.n_corr()));
+  const std::vector<float>& descs = session.descriptors(h);
+  const std::size_t qc = static_cast<std::size_t>(c.query_cells()), cells = static_cast<std::size_t>(c.window_cells());
+  const auto reads = c.correlation_reads();
+  for (std::size_t r = 0; r < reads.size(); ++r) {
+    const engine::FeatureMap& f = session.pyramid().levels[static_cast<std::size_t>(reads[r].window_level)];
+    const float s = static_cast<float>(c.strides[static_cast<std::size_t>(reads[r].window_level)]);
+    std::vector<float> want(qc * cells);
+    kernels::cpu::window_correlation_hwc(f.data.data(), f.height, f.width, f.channels, query.x / s, query.y / s,
+                                         c.radius, descs.data() + static_cast<std::size_t>(reads[r].descriptor_level) * qc * c.feat_dim,
+                                         static_cast<int>(qc), want.data());
+    for (std::size_t j = 0; j < want.size(); ++j) {
+      ASSERT_EQ(corr[r * qc * cells + j], want[j]) << "read " << r << " value " << j;
+    }
+  }
+  // A cross read differs from its descriptors' same-level read: another level's window.
+  EXPECT_FALSE(std::equal(corr.begin(), corr.begin() + static_cast<std::ptrdiff_t>(cells), corr.begin() + static_cast<std::ptrdiff_t>(4 * cells)));
 }
 
 TEST_F(EngineFixture, RecentDescriptorsAreSampledAtTheLastOutputAndCorrelatedAfterTheQueryOnes) {

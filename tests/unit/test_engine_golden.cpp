@@ -48,6 +48,8 @@ TEST_P(Golden, StreamingMatchesThePyTorchReference) {
             W = static_cast<int>(frames.shape[2]);
   const int N = static_cast<int>(g("query_t").shape[0]);
   const int n_corr = network.config.n_corr(), D = network.config.feat_dim;
+  // corr holds iterations 0..K'-1 of every frame (K' = 1 in files written since edgetap-large-v6).
+  const std::size_t corr_iters = g("corr").shape[1];
   engine::StreamingSession session(network);
   std::vector<int> handle(N, -1);
   std::vector<std::uint8_t> rgb(static_cast<std::size_t>(H) * W * 3);
@@ -66,7 +68,7 @@ TEST_P(Golden, StreamingMatchesThePyTorchReference) {
     for (std::size_t s = 0; s < stepped.size(); ++s) {
       const int n = stepped[s];
       for (int c = 0; c < n_corr; ++c) {
-        const float expected = g("corr").data[((static_cast<std::size_t>(t) * network.config.iters + 0) * N + n) * n_corr + c];
+        const float expected = g("corr").data[((static_cast<std::size_t>(t) * corr_iters + 0) * N + n) * n_corr + c];
         ASSERT_NEAR(corr[s * n_corr + c], expected, kCorrelationTolerance) << "frame " << t << " track " << n << " corr " << c;
       }
     }
@@ -137,7 +139,7 @@ TEST_P(Golden, OfflineClipApiGivesTheReferenceOutputs) {
 
 std::string network_name(const ::testing::TestParamInfo<GoldenCase>& param) {
   const char* const names[] = {"Shipped", "ShippedLarge", "TinyQueryPatch3", "TinyCrossTrack", "TinyStride2Level",
-                               "TinyEntryVelocity", "TinyRecentDescriptors"};
+                               "TinyEntryVelocity", "TinyRecentDescriptors", "TinyCrossScale"};
   return names[param.index];
 }
 
@@ -154,5 +156,7 @@ INSTANTIATE_TEST_SUITE_P(
                       GoldenCase{"/tests/data/golden/edgetap-tiny-velocity",
                                  "/tests/data/golden/edgetap-tiny-velocity-golden.safetensors"},
                       GoldenCase{"/tests/data/golden/edgetap-tiny-recent",
-                                 "/tests/data/golden/edgetap-tiny-recent-golden.safetensors"}),
+                                 "/tests/data/golden/edgetap-tiny-recent-golden.safetensors"},
+                      GoldenCase{"/tests/data/golden/edgetap-tiny-scale",
+                                 "/tests/data/golden/edgetap-tiny-scale-golden.safetensors"}),
     network_name);

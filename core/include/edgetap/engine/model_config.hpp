@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "edgetap/kernels/correlation_read.hpp"
+
 namespace edgetap::engine {
 
 // What makes a point visible in the published output, stored with the weights
@@ -15,6 +17,8 @@ enum class VisibleRule {
   visibility,                   // "vis": the visibility probability
   visibility_times_confidence,  // "vis*conf": visibility x confidence (an unsure position counts as hidden)
 };
+
+using kernels::CorrelationRead;
 
 struct ModelConfig {
   std::string version;
@@ -43,6 +47,10 @@ struct ModelConfig {
   // beside the query's (training/STREAMING.md); false, absent from files before round 25. Needs
   // entry_velocity 0.
   bool recent_descriptors = false;
+  // The query's descriptors of each level also correlated with the next coarser and the next finer
+  // level's windows (training/edgetap/model.py, correlation_reads); false, absent from files before
+  // round 27.
+  bool cross_scale = false;
   VisibleRule visible_rule = VisibleRule::visibility;
   float visible_threshold = 0.5f;     // a point is visible when its rule's score is >= this
 
@@ -53,8 +61,13 @@ struct ModelConfig {
   int query_cells() const noexcept { return query_patch * query_patch; }
   // Descriptor sets correlated per track: the query's, and with recent_descriptors the recent ones.
   int descriptor_sets() const noexcept { return recent_descriptors ? 2 : 1; }
-  // Correlation values per track: every descriptor of every set against every window cell, per level.
-  int n_corr() const noexcept { return descriptor_sets() * levels() * query_cells() * window_cells(); }
+  // The window correlations a track reads per iteration, in corr1's input order (correlation_reads).
+  int correlation_read_count() const noexcept {
+    return descriptor_sets() * levels() + (cross_scale ? 2 * (levels() - 1) : 0);
+  }
+  std::vector<CorrelationRead> correlation_reads() const;
+  // Correlation values per track: every descriptor of every read against every window cell.
+  int n_corr() const noexcept { return correlation_read_count() * query_cells() * window_cells(); }
   int token_in() const noexcept { return corr_hidden + 2 + 4 * n_freq + 1; }
   int head_dim() const noexcept { return width / heads; }
   // The score `visible_threshold` applies to.

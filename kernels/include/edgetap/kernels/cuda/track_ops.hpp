@@ -25,6 +25,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "edgetap/kernels/correlation_read.hpp"
+
 namespace edgetap::kernels::cuda {
 
 inline constexpr int kMaxLevels = 5;
@@ -63,17 +65,20 @@ template <class T>
 void sample_descriptors(const PyramidView<T>& pyramid, const int* slots, const float2* points, int S, int query_patch,
                         T* descs, std::size_t slot_stride, cudaStream_t stream);
 
-// The local correlation of every row: for each descriptor set (the slot's
-// descriptors at descs + slots[i] * slot_stride + set * set_stride), level,
-// descriptor and window cell, dot(descriptor, bilinear(level, p / stride +
-// (dx, dy))) / sqrt(channels), (dx, dy) in [-radius, radius]^2 row-major.
-// Writes corr [S][sets][levels][query_patch^2][(2 radius + 1)^2]
-// (cpu::window_correlation_hwc per level and set). The window's samples are
-// read once per row and reused by all descriptors.
+// The local correlation of every row, read by read: for each of the n_reads
+// reads (a descriptor set at descs + slots[i] * slot_stride + set *
+// set_stride, its descriptors of one level, the window of one level),
+// descriptor and window cell, dot(descriptor, bilinear(window level, p /
+// stride + (dx, dy))) / sqrt(channels), (dx, dy) in [-radius, radius]^2
+// row-major. Writes corr [S][n_reads][query_patch^2][(2 radius + 1)^2]
+// (cpu::window_correlation_hwc per read). Every level's window needs a read;
+// a window is sampled once per row and reused by all its reads' descriptors
+// (at most 4 reads of a window, 36 descriptors). std::invalid_argument for
+// reads it cannot run.
 template <class T>
 void window_correlation(const PyramidView<T>& pyramid, const int* slots, const float2* points, int S, int radius,
-                        const T* descs, std::size_t slot_stride, std::size_t set_stride, int sets, int query_patch,
-                        T* corr, cudaStream_t stream);
+                        const T* descs, std::size_t slot_stride, std::size_t set_stride,
+                        const CorrelationRead* reads, int n_reads, int query_patch, T* corr, cudaStream_t stream);
 
 // out[r][j] = act(acc[r][j] + bias[j]), act = exact GELU or identity.
 template <class T>
