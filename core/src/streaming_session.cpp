@@ -43,6 +43,7 @@ Network load_network(const std::string& safetensors_path, const std::string& con
 StreamingSession::StreamingSession(const Network& network, int iters)
     : net_(network),
       iters_(network.config.iterations(iters)),
+      reads_(network.config.correlation_reads()),
       encoder_(network.config, network.weights),
       slot_frame_(network.config.window, -1) {}
 
@@ -160,7 +161,6 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
   if (S == 0) return;
   const int width = c.width, dh = c.head_dim(), W = c.window, wc = c.window_cells();
   const int qc = c.query_cells();
-  const std::vector<CorrelationRead> reads = c.correlation_reads();
   const std::size_t rows = static_cast<std::size_t>(S);
   corr_.resize(rows * c.n_corr());
   hidden1_.resize(rows * c.corr_hidden);
@@ -198,7 +198,7 @@ void StreamingSession::step(const std::vector<int>& ids, bool query_step) {
       // Layout [read][descriptor][window cell], the reads in ModelConfig::correlation_reads' order
       // (the reference's): a set's descriptors of one level against one level's window.
       float* out = corr_.data() + static_cast<std::size_t>(i) * c.n_corr();
-      for (const CorrelationRead& read : reads) {
+      for (const CorrelationRead& read : reads_) {
         const std::vector<float>& descs = read.set == 0 ? tr.descriptors : tr.recent;
         const FeatureMap& f = pyramid_.levels[read.window_level];
         const float s = static_cast<float>(c.strides[read.window_level]);

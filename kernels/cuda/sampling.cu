@@ -70,6 +70,8 @@ struct CorrelationParams {
 };
 
 constexpr int kCorrWarps = 4;       // warps per block, one (row, window level) each
+constexpr int kMaxCorrDescs = kMaxWindowReads * 9;  // descriptors per window: its reads x a 3x3 query patch
+constexpr int kFewCorrDescs = 18;   // up to 2 reads of a 3x3 patch: a kernel with half the registers
 constexpr int kCellsPerLane = 2;    // window cells a lane sums at once
 
 std::size_t correlation_shared_bytes(int channels, int n_desc) {
@@ -200,10 +202,10 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_kernel(
 template <class T, int V>
 void launch_window_correlation(const CorrelationParams<T>& p, int n_desc, unsigned blocks, std::size_t shared,
                                cudaStream_t stream) {
-  if (n_desc <= 18) {  // at most 2 reads of a 3x3 query patch per window: half the registers
-    window_correlation_kernel<T, V, 18><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
+  if (n_desc <= kFewCorrDescs) {
+    window_correlation_kernel<T, V, kFewCorrDescs><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
   } else {
-    window_correlation_kernel<T, V, kMaxWindowReads * 9><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
+    window_correlation_kernel<T, V, kMaxCorrDescs><<<blocks, kCorrWarps * kWarp, shared, stream>>>(p);
   }
 }
 
@@ -262,10 +264,10 @@ void window_correlation(const PyramidView<T>& pyramid, const int* slots, const f
   }
   p.warp_descs = n_desc;
   const std::size_t shared = correlation_shared_bytes(pyramid.channels, n_desc);
-  if (n_desc > kMaxWindowReads * 9 || shared > kMaxStaticShared) {
+  if (n_desc > kMaxCorrDescs || shared > kMaxStaticShared) {
     throw std::invalid_argument("window_correlation: " + std::to_string(n_desc) + " descriptors of " +
                                 std::to_string(pyramid.channels) + " channels per window (at most " +
-                                std::to_string(kMaxWindowReads * 9) + ", and at most 48 KB of shared memory per block)");
+                                std::to_string(kMaxCorrDescs) + ", and at most 48 KB of shared memory per block)");
   }
   const unsigned blocks = blocks_of(S * pyramid.levels, kCorrWarps);
   if (vectorizable(pyramid, descs, slot_stride, max_sets > 1 ? set_stride : 0)) {

@@ -97,6 +97,7 @@ class StreamingSession final : public TrackingSession {
 
   const Network& net_;
   const int iters_;
+  const std::vector<CorrelationRead> reads_;  // the correlation reads, in corr1's input order
   CpuEncoder encoder_;
   Pyramid pyramid_;
   std::int64_t t_ = -1;
