@@ -28,7 +28,7 @@ from edgetap import evalsets, fused_reads, photobanks, synth, synth_options  # n
 from edgetap.ema import WeightAverage  # noqa: E402
 from edgetap.grow import new_parameter_names  # noqa: E402
 from edgetap.handback import copy_checkpoint_for_handback  # noqa: E402
-from edgetap.losses import noisy_init, tracking_loss  # noqa: E402
+from edgetap.losses import match_loss, noisy_init, tracking_loss  # noqa: E402
 from edgetap.realclips import RealClips  # noqa: E402
 from edgetap.model import EdgeTap, EdgeTapConfig, count_params  # noqa: E402
 from edgetap.weights import load_checkpoint  # noqa: E402
@@ -57,6 +57,10 @@ def parse():
     ap.add_argument("--huber", type=float, default=4.0,
                     help="the position loss's quadratic zone in 256-scaled px (edgetap/losses.py position_loss); "
                          "beyond it the slope is the same for every zone")
+    ap.add_argument("--match-weight", type=float, default=0.0,
+                    help="weight of the descriptor matching loss beside the tracking loss (edgetap/losses.py "
+                         "match_loss; needs the windowed correlation; 0: off, rounds 1-27)")
+    ap.add_argument("--match-tau", type=float, default=0.1, help="the matching loss's temperature on cosines")
     ap.add_argument("--warmup", type=int, default=150)
     ap.add_argument("--old-lr-scale", type=float, default=1.0,
                     help="grown checkpoints: the rate of the parameters trained before the growth, as a "
@@ -220,19 +224,33 @@ def batch_inputs(clip, part, n_tracks, S, self_init, entry_velocity=0.0):
         self_mask=(torch.rand(tq.shape, device=tq.device) < self_init) if self_init > 0 else None)
 
 
-def forward_backward(net, opt, b, amp, scale=1.0, accumulate=False, huber=4.0):
+def forward_backward(net, opt, b, amp, scale=1.0, accumulate=False, huber=4.0, match_weight=0.0, match_tau=0.1):
     """Loss of one batch and its gradients, weighted by `scale`: left in the parameters, or with
     `accumulate` added to those already there (a step over several batches); returns the loss
-    terms (unweighted). `huber`: the position loss's quadratic zone (losses.tracking_loss)."""
+    terms (unweighted). `huber`: the position loss's quadratic zone (losses.tracking_loss);
+    `match_weight` > 0 adds losses.match_loss at temperature `match_tau` (synthesized clips only:
+    pseudo-labelled ones are not matched)."""
     H, W = b["video"].shape[-2:]
+    match = match_weight > 0 and b.get("known") is None
     with torch.autocast(**amp):
-        ps, vl, cl = net(b["video"], b["tq"], b["pq"], b["p_init"], b["self_mask"])
+        out = net(b["video"], b["tq"], b["pq"], b["p_init"], b["self_mask"], match_at=b["tracks"] if match else None)
+    ps, vl, cl = out[:3]
     loss, st = tracking_loss(ps.float(), vl.float(), cl.float(), b["tracks"], b["vis"], b["tq"],
                              synth.equivalent_side((W, H)), huber=huber, known=b.get("known"))
+    if match:
+        ml, top1 = match_loss(out[3], b["vis"], b["tq"], match_tau)
+        loss = loss + match_weight * ml
+        st["match"] = ml.detach()
+        st.update({f"match_top1_s{s}": v for s, v in zip(net_config(net).strides, top1)})
     if not accumulate:
         opt.zero_grad(set_to_none=True)
     (loss * scale).backward()
     return st
+
+
+def net_config(net):
+    """The network's EdgeTapConfig, through a DistributedDataParallel wrapper too."""
+    return getattr(net, "module", net).cfg
 
 
 def optimizer_step(model, opt):
@@ -437,8 +455,9 @@ def main():
             last = micro == args.accum - 1
             with net.no_sync() if ddp and not last else contextlib.nullcontext():   # all-reduce once
                 terms.append(forward_backward(net, opt, batch, amp, 1.0 / args.accum, accumulate=micro > 0,
-                                               huber=args.huber))
-        st = {k: sum(t[k] for t in terms) / args.accum for k in terms[0]}
+                                               huber=args.huber, match_weight=args.match_weight,
+                                               match_tau=args.match_tau))
+        st = {k: sum(t[k] for t in terms if k in t) / args.accum for k in set().union(*terms)}
         gn = optimizer_step(model, opt)
         if ema is not None:
             ema.update(model)

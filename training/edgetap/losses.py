@@ -94,3 +94,26 @@ def tracking_loss(ps, vis_l, conf_l, tracks, vis, tq, S, gamma=0.8, huber=4.0,
             d_avg=sum(((dist < th).float() * visf * after).sum() / vis_after for th in (1, 2, 4, 8, 16)) / 5,
         )
     return loss, stats
+
+
+def match_loss(matches, vis, tq, tau=0.1):
+    """Descriptor matching, beside the tracking loss (train.py --match-weight): at every visible
+    frame other than the query's, each level's centre query descriptor should correlate best with
+    the feature at the point's true position among the (2r+1)^2 window cells around it.
+    matches: per level (corr [B, N, T, (2r+1)^2] centred on the truth, scale [B, N, T]) from
+    model.match_correlations; the logits are corr / scale / tau, cosines for the centre cell, so
+    scaling the features up cannot lower the loss. Returns the cross-entropy towards the centre
+    cell, averaged over levels, and per level the share of frames whose best cell is the centre."""
+    T = vis.shape[2]
+    mask = (vis & (torch.arange(T, device=vis.device)[None, None, :] != tq[:, :, None])).float()
+    n = mask.sum().clamp(min=1)
+    total, top1 = 0.0, []
+    for corr, scale in matches:
+        logits = corr.float() / (scale[..., None].clamp(min=1e-6) * tau)
+        centre = corr.shape[-1] // 2
+        target = torch.full(logits.shape[:-1], centre, device=logits.device, dtype=torch.long)
+        ce = F.cross_entropy(logits.flatten(0, -2), target.flatten(), reduction="none").reshape(mask.shape)
+        total = total + (ce * mask).sum() / n
+        with torch.no_grad():
+            top1.append(((logits.argmax(-1) == centre).float() * mask).sum() / n)
+    return total / len(matches), top1

@@ -421,11 +421,31 @@ class EdgeTap(nn.Module):
         return [torch.where(from_query, q[:, :, None], window_features(tab, prev, p / s, self.cfg.query_patch // 2))
                 for tab, s, q in zip(tables, self.cfg.strides, descs)]
 
-    def forward_parallel(self, video, tq, pq, p_init, iters=None, feats=None):
+    def match_correlations(self, tables, descs, tracks):
+        """The target of losses.match_loss: per level l, the centre query descriptor of level l
+        against level l's (2r+1)^2 window centred on the true positions tracks [B, N, T, 2], as the
+        network's correlation reads it ([B, N, T, (2r+1)^2], / sqrt(D)), and the scale that makes
+        it a cosine, |q| |f(true)| / sqrt(D) ([B, N, T], no gradient)."""
+        B, N, T, _ = tracks.shape
+        r = self.cfg.radius
+        frame = (torch.arange(B, device=tracks.device)[:, None] * T + torch.arange(T, device=tracks.device))[:, None]
+        out = []
+        for tab, s, d in zip(tables, self.cfg.strides, descs):
+            q = d[:, :, d.shape[2] // 2]                                              # [B, N, D]
+            xy = tracks.detach() / s
+            corr = window_correlation(tab, frame, xy, q[:, :, None, None], r)
+            with torch.no_grad():
+                f = window_features(tab, frame.expand(B, N, T), xy, 0)[..., 0, :]     # [B, N, T, D]
+                scale = f.float().norm(dim=-1) * q.float().norm(dim=-1)[:, :, None] * (tab.dim ** -0.5)
+            out.append((corr, scale))
+        return out
+
+    def forward_parallel(self, video, tq, pq, p_init, iters=None, feats=None, match_at=None):
         """video [B, T, 3, H, W] in [0, 255]; tq [B, N] long; pq [B, N, 2]; p_init [B, N, T, 2]
         (estimate entering iteration 0 of each frame; the caller puts pq at t == tq). With
         recent_descriptors, frame t's are sampled in frame t-1 at p_init[t], its previous output.
-        Returns positions [K, B, N, T, 2], vis logits [K, B, N, T], conf logits [K, B, N, T]."""
+        Returns positions [K, B, N, T, 2], vis logits [K, B, N, T], conf logits [K, B, N, T]; with
+        match_at (the true tracks [B, N, T, 2]) also match_correlations' list at them."""
         cfg = self.cfg
         B, T = video.shape[:2]
         N = tq.shape[1]
@@ -433,6 +453,8 @@ class EdgeTap(nn.Module):
         if feats is None:
             feats = self.encoder(video.flatten(0, 1))
         windows = cfg.query_patch > 1 or cfg.recent_descriptors or cfg.cross_scale
+        if match_at is not None and not windows:
+            raise ValueError("match_at needs the windowed correlation (query_patch > 1 or cross_scale)")
         if windows:
             tables = [FeatureTable(f) for f in feats]
             descs = self.query_descriptors(tables, tq, pq)
@@ -467,16 +489,18 @@ class EdgeTap(nn.Module):
             ps.append(p)
             vs.append(vis)
             cs.append(conf)
+        if match_at is not None:
+            return torch.stack(ps), torch.stack(vs), torch.stack(cs), self.match_correlations(tables, descs, match_at)
         return torch.stack(ps), torch.stack(vs), torch.stack(cs)
 
 
-    def forward(self, video, tq, pq, p_init, self_mask=None):
+    def forward(self, video, tq, pq, p_init, self_mask=None, match_at=None):
         """Training forward. With `self_mask` [B, N] bool, those tracks enter each frame with the
         estimate streaming would give them: the model's own output for the previous frame, from a
         no-grad streaming pass over the same features (engine.streaming_entries), so the loss is
         taken exactly where inference goes, drift included. The other tracks enter with p_init
         (e.g. noisy ground truth). With `graph_entries` set, on a GPU, that pass replays a CUDA
-        graph per frame (graphed_entries.py). Returns forward_parallel's."""
+        graph per frame (graphed_entries.py). Returns forward_parallel's (match_at: see there)."""
         from .engine import streaming_entries
         feats = self.encoder(video.flatten(0, 1).contiguous(memory_format=torch.channels_last))
         if self_mask is not None:
@@ -485,7 +509,7 @@ class EdgeTap(nn.Module):
                 from .graphed_entries import graphed_streaming_entries as entries
             own = entries(self, [f.detach().contiguous() for f in feats], tq, pq)
             p_init = torch.where(self_mask[:, :, None, None], own, p_init)
-        return self.forward_parallel(video, tq, pq, p_init, feats=feats)
+        return self.forward_parallel(video, tq, pq, p_init, feats=feats, match_at=match_at)
 
 
 def count_params(model):
