@@ -329,6 +329,9 @@ def main():
         cfg = new_config(args)
     if args.entry_velocity is not None:
         cfg = cfg.replaced({"entry_velocity": args.entry_velocity})
+    if args.match_weight > 0 and not cfg.windowed:
+        sys.exit(f"train.py: --match-weight {args.match_weight}: the network has no windowed correlation "
+                 "(query_patch 1 without cross_scale); the matching loss reads its windows")
     model = EdgeTap(cfg).to(dev)
     if ck is not None:
         model.load_state_dict(ck["model"])
@@ -457,7 +460,8 @@ def main():
                 terms.append(forward_backward(net, opt, batch, amp, 1.0 / args.accum, accumulate=micro > 0,
                                                huber=args.huber, match_weight=args.match_weight,
                                                match_tau=args.match_tau))
-        st = {k: sum(t[k] for t in terms if k in t) / args.accum for k in set().union(*terms)}
+        keys = dict.fromkeys(k for t in terms for k in t)      # in order: the log lines start with the loss
+        st = {k: sum(t[k] for t in terms if k in t) / args.accum for k in keys}
         gn = optimizer_step(model, opt)
         if ema is not None:
             ema.update(model)

@@ -64,6 +64,12 @@ class EdgeTapConfig:
         return 2 if self.recent_descriptors else 1
 
     @property
+    def windowed(self):
+        """Whether the correlation reads windows of feature rows (sample_corr_patch) rather than
+        whole correlation maps (corr_maps, the single-descriptor network)."""
+        return self.query_patch > 1 or self.recent_descriptors or self.cross_scale
+
+    @property
     def n_corr(self):
         return len(correlation_reads(self)) * self.query_patch ** 2 * (2 * self.radius + 1) ** 2
 
@@ -452,7 +458,7 @@ class EdgeTap(nn.Module):
         K = iters or cfg.iters
         if feats is None:
             feats = self.encoder(video.flatten(0, 1))
-        windows = cfg.query_patch > 1 or cfg.recent_descriptors or cfg.cross_scale
+        windows = cfg.windowed
         if match_at is not None and not windows:
             raise ValueError("match_at needs the windowed correlation (query_patch > 1 or cross_scale)")
         if windows:

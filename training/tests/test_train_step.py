@@ -185,3 +185,18 @@ def test_a_chunk_with_accumulated_batches_counts_steps_and_clips(tmp_path):
     assert state["clips"] == 6              # three batches of one clip per optimizer step
     bad = _train(tmp_path / "other.pt", "--accum", "0", steps=1)
     assert bad.returncode != 0 and "--accum 0" in bad.stderr
+
+
+@needs_data
+def test_the_matching_loss_trains_and_logs_its_terms_and_needs_the_windowed_correlation(tmp_path):
+    """--match-weight: the step adds losses.match_loss and logs it with each level's share of frames
+    matched at the true cell; a network without windowed reads (query_patch 1) refuses it."""
+    out = _train(tmp_path / "qp3.pt", "--query-patch", "3", "--match-weight", "0.5", "--log-every", "1", steps=2)
+    assert out.returncode == 0, out.stderr[-2000:]
+    logged = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{") and '"match"' in line]
+    assert len(logged) == 2
+    for rec in logged:
+        assert rec["match"] > 0 and rec["loss"] > 0
+        assert all(0.0 <= rec[f"match_top1_s{s}"] <= 1.0 for s in (4, 8, 16, 32))
+    bad = _train(tmp_path / "qp1.pt", "--match-weight", "0.5", steps=1)
+    assert bad.returncode != 0 and "--match-weight 0.5: the network has no windowed correlation" in bad.stderr
