@@ -39,9 +39,10 @@ TINY_VELOCITY = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-veloci
 # padding; at 2 they stay within ~16 px of it, so the recent half of the correlation is exercised.
 TINY_RECENT = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-recent (random weights, seed 9)",
                                    recent_descriptors=True))
-# Each level's query descriptors also read in the neighbouring levels' windows (6 more reads).
+# Each level's query descriptors also read in the neighbouring levels' windows, over five levels
+# (the stride-2 one too: 8 more reads); the shipped edgetap-large covers the four-level layout.
 TINY_SCALE = EdgeTapConfig(**dict(TINY.__dict__, version="edgetap-tiny-scale (random weights, seed 10)",
-                                  cross_scale=True))
+                                  strides=(2, 4, 8, 16, 32), cross_scale=True))
 # name: (configuration, seed, head scale)
 TEST_MODELS = {
     "edgetap-tiny-qp3": (TINY, 5, 10.0),

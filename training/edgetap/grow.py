@@ -16,8 +16,9 @@ round keeps what earlier rounds learned instead of starting from scratch.
 * recent_descriptors off -> on: corr1 gains the recent descriptors' inputs, behind the query's
   (the old columns keep their places), starting at zero.
 * cross_scale off -> on: corr1 gains the cross-scale reads' inputs (model.correlation_reads),
-  behind all the others, starting at zero. A network that has them cannot change its query
-  patch, levels or descriptor sets in the same growth.
+  behind all the others, starting at zero. A network that has them can still grow any of the
+  above: every old read keeps its weights at the new read of the same set and strides
+  (corr_column_map), and the reads that involve a new level or set start at zero.
 * window W -> W' > W: the attention bias by frame distance gains the distances W..W'-1, each
   starting at the bias of distance W-1 (the oldest frame the old window held); the anchor's bias
   stays. This growth keeps the function only for a track's first W frames: after them the
@@ -34,26 +35,25 @@ each track's first W frames.
 """
 import torch
 
-from .model import FINE_PYRAMID_STRIDES, PYRAMID_STRIDES, EdgeTap, EdgeTapConfig
+from .model import FINE_PYRAMID_STRIDES, PYRAMID_STRIDES, EdgeTap, EdgeTapConfig, correlation_reads
 
 
 def corr_column_map(old, new):
-    """Index into the new corr1 input for every old input (descriptor set outer - the query's,
-    then the recent ones - then level, descriptor, window position j): old level l -> the new
-    level of the same stride; descriptor i -> i, or the centre descriptor when the query patch
-    grew from 1; each set to the same set."""
+    """Index into the new corr1 input for every old input. Both follow model.correlation_reads
+    (read outer, then descriptor, then window position j); each old read (set, descriptor level,
+    window level) goes to the new read of the same set and the same two strides; descriptor i ->
+    i, or the centre descriptor when the query patch grew from 1. The new reads' inputs are the
+    columns no old one maps to."""
     k2 = (2 * old.radius + 1) ** 2
     p_old, p_new = old.query_patch ** 2, new.query_patch ** 2
-    per_set = len(new.strides) * p_new * k2
+    new_reads = correlation_reads(new)
+    level = [list(new.strides).index(s) for s in old.strides]
     cols = []
-    for descriptor_set in range(old.descriptor_sets):
-        base = descriptor_set * per_set
-        for s in old.strides:
-            lvl = list(new.strides).index(s)
-            for i in range(p_old):
-                desc = i if p_old == p_new else p_new // 2
-                for j in range(k2):
-                    cols.append(base + (lvl * p_new + desc) * k2 + j)
+    for s, l, m in correlation_reads(old):
+        base = new_reads.index((s, level[l], level[m])) * p_new * k2
+        for i in range(p_old):
+            desc = i if p_old == p_new else p_new // 2
+            cols.extend(base + desc * k2 + j for j in range(k2))
     return torch.tensor(cols)
 
 
@@ -75,9 +75,6 @@ def check_growable(old, new):
         raise ValueError("grow: recent_descriptors on -> off: their inputs cannot be removed")
     if old.cross_scale and not new.cross_scale:
         raise ValueError("grow: cross_scale on -> off: its inputs cannot be removed")
-    layout = ("query_patch", "strides", "recent_descriptors")
-    if old.cross_scale and any(getattr(old, f) != getattr(new, f) for f in layout):
-        raise ValueError(f"grow: a network with cross_scale keeps its {', '.join(layout)}")
     strides = (tuple(old.strides), tuple(new.strides))
     if strides[0] != strides[1] and strides != (PYRAMID_STRIDES, FINE_PYRAMID_STRIDES):
         raise ValueError(f"grow: strides {list(old.strides)} -> {list(new.strides)}: only a stride-2 level "

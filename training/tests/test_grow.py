@@ -7,7 +7,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from edgetap.grow import grow_state_dict  # noqa: E402
-from edgetap.model import EdgeTap, EdgeTapConfig  # noqa: E402
+from edgetap.model import EdgeTap, EdgeTapConfig, correlation_reads  # noqa: E402
 from edgetap.weights import randomize_weights_  # noqa: E402
 
 
@@ -69,8 +69,7 @@ def test_grown_network_with_recent_descriptors_computes_the_same(query_patch):
 @pytest.mark.parametrize("recent", [False, True])
 def test_grown_network_with_cross_scale_reads_computes_the_same(recent):
     """Cross-scale reads grown in (round 27's step), also behind recent descriptors: the same
-    function; the new inputs sit behind all the old and are live; no shrinking back, and no
-    other change of the correlation's layout once they are there."""
+    function; the new inputs sit behind all the old and are live; no shrinking back."""
     old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=3, recent_descriptors=recent)
     old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(6), 0.2)
     new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), cross_scale=True))
@@ -86,9 +85,34 @@ def test_grown_network_with_cross_scale_reads_computes_the_same(recent):
     assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
     with pytest.raises(ValueError, match="cross_scale on -> off"):
         grow_state_dict(new.state_dict(), new_cfg, old_cfg)
-    wider = EdgeTapConfig.from_dict(dict(new_cfg.to_dict(), strides=[2, 4, 8, 16, 32]))
-    with pytest.raises(ValueError, match="keeps its query_patch, strides"):
-        grow_state_dict(new.state_dict(), new_cfg, wider)
+
+
+@pytest.mark.parametrize("change", [dict(strides=[2, 4, 8, 16, 32]), dict(recent_descriptors=True),
+                                    dict(query_patch=3), dict(strides=[2, 4, 8, 16, 32], query_patch=3)])
+def test_a_network_with_cross_scale_reads_grows_its_levels_sets_or_patch(change):
+    """v6's shape grown by a stride-2 level, recent descriptors or a larger query patch: the same
+    function; every old read's weights move to the new read of the same set and strides, every
+    other input starts at zero, and those are live."""
+    old_cfg = EdgeTapConfig(window=3, iters=2, blocks=2, query_patch=1 if "query_patch" in change else 3,
+                            cross_scale=True)
+    old = randomize_weights_(EdgeTap(old_cfg).eval(), torch.Generator().manual_seed(8), 0.2)
+    new_cfg = EdgeTapConfig.from_dict(dict(old_cfg.to_dict(), **change))
+    new = EdgeTap(new_cfg).eval()
+    new.load_state_dict(grow_state_dict(old.state_dict(), old_cfg, new_cfg))
+    for a, b in zip(_outputs(old), _outputs(new)):
+        assert (a - b).abs().max().item() < 1e-4
+    # the old cross-scale read from stride 4 descriptors into the stride 8 window, found by strides
+    k2, p_old, p_new = 49, old_cfg.query_patch ** 2, new_cfg.query_patch ** 2
+    old_at = correlation_reads(old_cfg).index((0, 0, 1)) * p_old * k2
+    lvl4, lvl8 = list(new_cfg.strides).index(4), list(new_cfg.strides).index(8)
+    new_at = correlation_reads(new_cfg).index((0, lvl4, lvl8)) * p_new * k2 + (p_new // 2 if p_old == 1 else 0) * k2
+    w_old, w = old.tracker.corr1.weight, new.tracker.corr1.weight
+    assert torch.equal(w[:, new_at:new_at + k2], w_old[:, old_at:old_at + k2])
+    assert (w != 0).sum() == (w_old != 0).sum()          # nothing else carries weights
+    zero = (w == 0).all(dim=0)
+    with torch.no_grad():
+        w[:, zero] = 0.05 * torch.randn(w.shape[0], int(zero.sum()), generator=torch.Generator().manual_seed(9))
+    assert (_outputs(old)[0] - _outputs(new)[0]).abs().max().item() > 1e-3
 
 
 def test_grown_network_with_a_cross_layer_gains_a_block_and_another_layer():
