@@ -431,7 +431,7 @@ class EdgeTap(nn.Module):
         """The target of losses.match_loss: per level l, the centre query descriptor of level l
         against level l's (2r+1)^2 window centred on the true positions tracks [B, N, T, 2], as the
         network's correlation reads it ([B, N, T, (2r+1)^2], / sqrt(D)), and the scale that makes
-        it a cosine, |q| |f(true)| / sqrt(D) ([B, N, T], no gradient)."""
+        its centre cell a cosine, |q| |f(true)| / sqrt(D) ([B, N, T], no gradient)."""
         B, N, T, _ = tracks.shape
         r = self.cfg.radius
         frame = (torch.arange(B, device=tracks.device)[:, None] * T + torch.arange(T, device=tracks.device))[:, None]
@@ -460,7 +460,7 @@ class EdgeTap(nn.Module):
             feats = self.encoder(video.flatten(0, 1))
         windows = cfg.windowed
         if match_at is not None and not windows:
-            raise ValueError("match_at needs the windowed correlation (query_patch > 1 or cross_scale)")
+            raise ValueError("match_at needs the windowed correlation (EdgeTapConfig.windowed)")
         if windows:
             tables = [FeatureTable(f) for f in feats]
             descs = self.query_descriptors(tables, tq, pq)
