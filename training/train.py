@@ -331,7 +331,7 @@ def main():
         cfg = cfg.replaced({"entry_velocity": args.entry_velocity})
     if args.match_weight > 0 and not cfg.windowed:
         sys.exit(f"train.py: --match-weight {args.match_weight}: the network has no windowed correlation "
-                 "(query_patch 1 without cross_scale); the matching loss reads its windows")
+                 "(query_patch 1, no recent descriptors, no cross_scale); the matching loss reads its windows")
     model = EdgeTap(cfg).to(dev)
     if ck is not None:
         model.load_state_dict(ck["model"])
