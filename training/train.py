@@ -461,7 +461,8 @@ def main():
                                                huber=args.huber, match_weight=args.match_weight,
                                                match_tau=args.match_tau))
         keys = dict.fromkeys(k for t in terms for k in t)      # in order: the log lines start with the loss
-        st = {k: sum(t[k] for t in terms if k in t) / args.accum for k in keys}
+        # a term only some batches have (match_loss skips pseudo-labelled ones) averages over those
+        st = {k: sum(t[k] for t in terms if k in t) / sum(k in t for t in terms) for k in keys}
         gn = optimizer_step(model, opt)
         if ema is not None:
             ema.update(model)
