@@ -43,7 +43,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgetap import evalsets, photobanks, synth, synth_options  # noqa: E402
+from edgetap import evalsets, photobanks, refine, synth, synth_options  # noqa: E402
 from edgetap.weights import load_model_or_exit  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -128,6 +128,9 @@ def main():
                     help="also track a SUPPORT x SUPPORT grid from frame 0, unscored (context for the cross-track layer)")
     ap.add_argument("--vis-threshold", type=float, default=None,
                     help="threshold of the published rule (default: the model JSON's vis_threshold; 0.5 for --ckpt)")
+    ap.add_argument("--refinement", choices=("published", "on", "off"), default="published",
+                    help="template refinement of the positions (edgetap/refine.py): as the model's JSON says "
+                         "(its 'refinement'; none for --ckpt), on with refine.DEFAULT, or off")
     ap.add_argument("--fp16", action="store_true",
                     help="GPU only: run the network under float16 autocast (FP16 convolutions and matrix products)")
     synth_options.add_option_args(ap)     # e.g. --limb-prob 0.3: render gen/val with a round's training options
@@ -140,16 +143,18 @@ def main():
     precision = torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16)
     model = load_model_or_exit("evaluate", args.weights, args.ckpt, args.ema)
     if args.ckpt:
-        rule, threshold = "vis*conf", 0.5
+        rule, threshold, refinement = "vis*conf", 0.5, None
     else:
         info = json.load(open(os.path.splitext(args.weights)[0] + ".json"))
         rule, threshold = info.get("visible_rule", "vis"), info.get("vis_threshold", 0.5)
+        refinement = info.get("refinement")
+    refinement = {"published": refinement, "on": refinement or refine.DEFAULT, "off": None}[args.refinement]
     if args.vis_threshold is not None:
         threshold = args.vis_threshold
     model = model.to(dev).eval()
     weights = f"{args.ckpt} ({'averaged' if args.ema else 'trained'} weights)" if args.ckpt else args.weights
     results = dict(weights=weights, device=str(dev), torch=torch.__version__, visible_rule=rule, vis_threshold=threshold,
-                   support_grid=args.support, resize_generated=args.resize_generated,
+                   support_grid=args.support, resize_generated=args.resize_generated, refinement=refinement,
                    precision="fp16 autocast" if args.fp16 else "fp32",
                    generator_options={n: getattr(args, n) for n, _ in synth_options.OPTION_FLAGS}, sets={})
     for name in args.sets.split(","):
@@ -159,7 +164,8 @@ def main():
             seqs = [evalsets.resized_sequence(seq, args.resize_generated) for seq in seqs]
         with precision:
             per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True, keep_preds=True,
-                                             support=args.support)
+                                             support=args.support, refinement=refinement,
+                                             published=(rule, threshold))
         per_p = evalsets.rescore(seqs, per_v, rule, threshold)
         entry = {"edgetap[vis]": evalsets.summarize(per_v), "edgetap[vis*conf]": evalsets.summarize(per_c),
                  "edgetap[published]": evalsets.summarize(per_p),

@@ -21,8 +21,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from edgetap import refine  # noqa: E402
 from edgetap.engine import StreamingTracker  # noqa: E402
-from edgetap.evalsets import VISIBLE_RULES  # noqa: E402
+from edgetap.evalsets import VISIBLE_RULES, visible_by_rule  # noqa: E402
 from edgetap.flops import encoder_flops, frame_flops, state_floats_per_track, track_flops  # noqa: E402
 from edgetap.model import count_params  # noqa: E402
 from edgetap.weights import (half_if_in_range, load_checkpoint_model, load_exported_model, read_safetensors,  # noqa: E402
@@ -83,7 +84,19 @@ def procedural_clip(T=10, H=64, W=96, seed=11):
     return np.stack(frames)
 
 
-def make_golden(model, path):
+def refined_positions(g, refinement, visible_rule, vis_threshold):
+    """The golden clip's published positions after template refinement (edgetap/refine.py),
+    [T, N, 2], from its network outputs: what the engine's RefinedSession must reproduce."""
+    video = torch.from_numpy(g["frames"]).permute(0, 3, 1, 2)
+    visible = visible_by_rule(g["out_vis"], g["out_conf"], visible_rule, vis_threshold).T
+    xy, _ = refine.refine_tracks(video, g["query_xy"], g["query_t"], g["out_xy"].transpose(1, 0, 2), visible,
+                                 refinement)
+    return xy.transpose(1, 0, 2).astype(np.float32)
+
+
+def make_golden(model, path, refinement=None, visible_rule="vis", vis_threshold=0.5):
+    """refinement (a refine.py config): also the positions refined after the network (refined_xy),
+    published by (visible_rule, vis_threshold)."""
     frames = procedural_clip()
     T, H, W, _ = frames.shape
     tq = torch.tensor([[0, 0, 2, 5, 9]])
@@ -110,6 +123,8 @@ def make_golden(model, path):
         for f, s in zip(rec["feats"][t], model.cfg.strides):
             g[f"enc_f{s}_t{t}"] = f[0].numpy()
     g = {k: (v.astype(np.float32) if v.dtype == np.float64 else v) for k, v in g.items()}
+    if refinement:
+        g["refined_xy"] = refined_positions(g, refinement, visible_rule, vis_threshold)
     meta = {
         "what": "EdgeTAP streaming reference on a procedural clip (training/export.py), CPU FP32",
         "layouts": "frames U8 [T,H,W,3] RGB; query_t [N]; query_xy [N,2]; desc [N,levels,query_patch^2,D]; "
@@ -120,6 +135,8 @@ def make_golden(model, path):
                    "enc_f<stride>_t<frame> [D,h,w]",
         "compare": "only entries with t >= query_t[n]; frames before a track's query are unspecified",
         "config": json.dumps(model.cfg.to_dict()),
+        **({"refinement": json.dumps(dict(refinement, visible_rule=visible_rule, vis_threshold=vis_threshold)),
+            "refined_xy": "[T,N,2] out_xy after template refinement (edgetap/refine.py)"} if refinement else {}),
     }
     write_safetensors(path, g, meta)
     return g
@@ -143,11 +160,13 @@ def stored_weights(model, weights_dtype):
 
 
 def export_model(model, models_dir, golden_dir, name, visible_rule="vis", training=None, vis_threshold=0.5,
-                 weights_dtype="F32"):
+                 weights_dtype="F32", refinement=None):
     """Writes <models_dir>/<name>.safetensors + .json and <golden_dir>/<name>-golden.safetensors
     for a model with folded BatchNorm; checks that the written files reproduce the model. With
     weights_dtype F16 the weights are rounded to FP16 first (the engine computes in FP32 either
-    way), and the golden vectors are those of the rounded network."""
+    way), and the golden vectors are those of the rounded network. refinement: the template
+    refinement the engine applies after the network (edgetap/refine.py; None: none), recorded
+    as the .json's "refinement"."""
     cfg = model.cfg
     os.makedirs(models_dir, exist_ok=True)
     st_path = os.path.join(models_dir, name + ".safetensors")
@@ -165,6 +184,7 @@ def export_model(model, models_dir, golden_dir, name, visible_rule="vis", traini
                   "supported_sizes": "192..384, height and width multiples of 32"},
         "outputs": {"xy": "model-input pixels", "vis": "sigmoid(vis_logit)", "conf": "sigmoid(conf_logit)"},
         "visible_rule": visible_rule, "vis_threshold": vis_threshold,
+        **({"refinement": dict(refinement)} if refinement else {}),
         "conventions": CONVENTIONS,
         "streaming": "training/STREAMING.md",
         "params": count_params(model),
@@ -185,7 +205,7 @@ def export_model(model, models_dir, golden_dir, name, visible_rule="vis", traini
     assert all(torch.equal(u, v) for u, v in zip(a, b))
     os.makedirs(golden_dir, exist_ok=True)
     gpath = os.path.join(golden_dir, name + "-golden.safetensors")
-    make_golden(m2, gpath)
+    make_golden(m2, gpath, refinement, visible_rule, vis_threshold)
     g2, _ = read_safetensors(gpath)
     print(f"wrote {st_path} ({os.path.getsize(st_path)} B, {info['params']} params), "
           f"{gpath} ({os.path.getsize(gpath)} B, {len(g2)} tensors)")
@@ -215,6 +235,9 @@ def main():
     ap.add_argument("--vis-threshold", type=float, default=0.5,
                     help="a point is published visible when its rule's score reaches this (the C++ engine "
                          "applies rule and threshold; a camera's edgetap.visible_threshold overrides it)")
+    ap.add_argument("--refinement", default="none", choices=("none", "default"),
+                    help="record template refinement after the network in the .json (default: refine.DEFAULT, "
+                         "as edgetap-large-v6 publishes it)")
     ap.add_argument("--version", default=None, help="weights version to record (default: the checkpoint's)")
     ap.add_argument("--ema", action="store_true", help="export the checkpoint's averaged weights (train.py --ema)")
     ap.add_argument("--weights-dtype", default="F32", choices=WEIGHTS_DTYPES,
@@ -242,7 +265,7 @@ def main():
     if not 0.0 <= args.vis_threshold <= 1.0:
         sys.exit(f"export.py: --vis-threshold {args.vis_threshold}: must be in [0, 1]")
     export_model(model, args.models, args.golden, args.name, args.visible_rule, training, args.vis_threshold,
-                 args.weights_dtype)
+                 args.weights_dtype, refinement=refine.DEFAULT if args.refinement == "default" else None)
 
 
 if __name__ == "__main__":

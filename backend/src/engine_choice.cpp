@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "edgetap/engine/refined_session.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
 
 #ifdef EDGETAP_HAVE_GPU_ENGINE
@@ -39,7 +40,9 @@ bool network_on_gpu() {
   return usable;
 }
 
-std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters) {
+namespace {
+
+std::unique_ptr<engine::TrackingSession> network_session(EngineKind kind, const engine::Network& network, int iters) {
   switch (kind) {
     case EngineKind::cpu:
       return std::make_unique<engine::StreamingSession>(network, iters);
@@ -57,6 +60,14 @@ std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const eng
   throw std::runtime_error(std::string("engine ") + to_string(kind) +
                            ": this build has no CUDA engine (configure with EDGETAP_CUDA=ON where nvcc and "
                            "cuDNN are found; the core-only preset builds it on a GPU host)");
+}
+
+}  // namespace
+
+std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters) {
+  auto session = network_session(kind, network, iters);
+  if (!network.config.refinement) return session;
+  return std::make_unique<engine::RefinedSession>(std::move(session), *network.config.refinement, network.config);
 }
 
 }  // namespace edgetap::backend

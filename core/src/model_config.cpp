@@ -44,6 +44,25 @@ void read_visible_rule(const nlohmann::json& j, const std::string& path, ModelCo
   }
 }
 
+// "refinement" at the top level: {"radius", "iters", "min_ncc", "max_shift"}; absent in files
+// before edgetap-large-v6's: no refinement.
+void read_refinement(const nlohmann::json& j, const std::string& path, ModelConfig& c) {
+  if (!j.contains("refinement")) return;
+  const nlohmann::json& r = j["refinement"];
+  const std::string where = path + ": refinement";
+  if (!r.is_object()) throw ModelError(where + " must be an object, got " + r.dump());
+  TemplateAlignmentConfig a;
+  a.radius = field<int>(r, where, "radius");
+  a.iters = field<int>(r, where, "iters");
+  a.min_ncc = field<float>(r, where, "min_ncc");
+  a.max_shift = field<float>(r, where, "max_shift");
+  if (a.radius < 1 || a.radius > 32) throw ModelError(where + ": radius " + std::to_string(a.radius) + " must be in [1, 32]");
+  if (a.iters < 1 || a.iters > 20) throw ModelError(where + ": iters " + std::to_string(a.iters) + " must be in [1, 20]");
+  if (!(a.min_ncc >= -1.f && a.min_ncc <= 1.f)) throw ModelError(where + ": min_ncc must be in [-1, 1]");
+  if (!(a.max_shift > 0.f && a.max_shift <= 32.f)) throw ModelError(where + ": max_shift must be in (0, 32]");
+  c.refinement = a;
+}
+
 // "entry_velocity" beside the hyper-parameters; absent in files before round 24: 0.
 void read_entry_velocity(const nlohmann::json& m, const std::string& path, ModelConfig& c) {
   if (!m.contains("entry_velocity")) return;
@@ -136,6 +155,7 @@ ModelConfig load_model_config(const std::string& path) {
   read_recent_descriptors(m, path, c);
   read_cross_scale(m, path, c);
   read_visible_rule(j, path, c);
+  read_refinement(j, path, c);
   if (c.strides != std::vector<int>{4, 8, 16, 32} && c.strides != std::vector<int>{2, 4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32] and [2, 4, 8, 16, 32]");
   }

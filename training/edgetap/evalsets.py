@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from . import metrics, synth
+from . import metrics, refine, synth
 from .synth_options import SynthOptions
 from .engine import track_clip
 
@@ -183,12 +183,26 @@ def rescore(seqs, per, rule, threshold):
     return out
 
 
-def evaluate(model, seqs, device, vis_threshold=0.5, with_conf_variant=False, keep_preds=False, support=0):
+def refined_predictions(seq, xy, visible, config):
+    """The predictions (ORIGINAL pixels) with template refinement (refine.py) applied in the
+    sequence's frames, where `visible` (the published rule) holds."""
+    h_in, w_in = seq["video"].shape[-2:]
+    s = np.array([w_in / seq["W"], h_in / seq["H"]])
+    xy_model, _ = refine.refine_tracks(seq["video"], (seq["q"] + 0.5) * s - 0.5, seq["tq"], (xy + 0.5) * s - 0.5,
+                                       visible, config)
+    return (xy_model + 0.5) / s - 0.5
+
+
+def evaluate(model, seqs, device, vis_threshold=0.5, with_conf_variant=False, keep_preds=False, support=0,
+             refinement=None, published=("vis", 0.5)):
     """Per-sequence metrics; visible = vis prob > threshold. The variant (second list) uses
-    vis prob * conf prob > threshold. support: see run_tracker."""
+    vis prob * conf prob > threshold. support: see run_tracker. refinement: a refine.py config
+    (None: the network's positions), applied where the published (rule, threshold) says visible."""
     per = []
     for seq in seqs:
         xy, vis, conf = run_tracker(model, seq, device, support)
+        if refinement is not None:
+            xy = refined_predictions(seq, xy, visible_by_rule(vis, conf, *published), refinement)
         per.append(dict(pred=(xy, vis, conf)))
     scored = rescore(seqs, per, "vis", vis_threshold)
     per_c = rescore(seqs, per, "vis*conf", vis_threshold) if with_conf_variant else None

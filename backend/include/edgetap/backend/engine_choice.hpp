@@ -24,7 +24,9 @@ bool have_cuda_engine() noexcept;
 // usable CUDA device was found (asked once per process).
 bool network_on_gpu();
 
-// A fresh session over `network` (which must outlive it). Throws
+// A fresh session over `network` (which must outlive it), its positions
+// refined by template alignment where the model's JSON asks for it
+// (engine::RefinedSession; the alignment runs on the CPU for every engine). Throws
 // std::runtime_error when the engine is not in this build or the device
 // cannot be set up, std::invalid_argument for iterations the model lacks.
 std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters);

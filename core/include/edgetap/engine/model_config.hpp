@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "edgetap/engine/template_alignment.hpp"
 #include "edgetap/kernels/correlation_read.hpp"
 
 namespace edgetap::engine {
@@ -53,6 +55,10 @@ struct ModelConfig {
   bool cross_scale = false;
   VisibleRule visible_rule = VisibleRule::visibility;
   float visible_threshold = 0.5f;     // a point is visible when its rule's score is >= this
+  // The published positions refined by template alignment after the network ("refinement" at
+  // the JSON's top level: radius, iters, min_ncc, max_shift; RefinedSession); absent: the
+  // network's outputs as they are.
+  std::optional<TemplateAlignmentConfig> refinement;
 
   int levels() const noexcept { return static_cast<int>(strides.size()); }
   // A stride-2 level, from the encoder's side branch off its stem.

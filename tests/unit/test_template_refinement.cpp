@@ -1,0 +1,299 @@
+// Template refinement after the network: the affine alignment against frames
+// whose motion is known exactly (a smooth analytic texture moved by a known
+// warp), its rejections, and RefinedSession over a network session whose
+// outputs the test sets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "edgetap/engine/model_config.hpp"
+#include "edgetap/engine/refined_session.hpp"
+#include "edgetap/engine/safetensors.hpp"
+#include "edgetap/engine/template_alignment.hpp"
+#include "support/random_network.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace edgetap;
+using engine::AffineWarp;
+using engine::TemplateAlignmentConfig;
+
+namespace {
+
+constexpr int kSide = 128;
+
+// Grey level of a smooth texture at (x, y): sums of plane waves of several
+// orientations, so that every patch constrains both directions.
+double texture(double x, double y) {
+  return 128 + 38 * std::sin(0.31 * x + 0.17 * y) + 30 * std::sin(-0.23 * x + 0.41 * y + 1) +
+         24 * std::sin(0.53 * x - 0.29 * y + 2) + 16 * std::sin(0.07 * x + 0.61 * y + 0.5);
+}
+
+// The frame showing `f` moved by u -> c + S (u - c) + shift (S row-major 2x2,
+// c the frame centre): pixel x shows f at the inverse map of x.
+struct RgbFrame {
+  std::vector<std::uint8_t> bytes;
+  ImageView view() const { return ImageView{bytes.data(), kSide, kSide, 3 * kSide}; }
+};
+
+RgbFrame render(const std::function<double(double, double)>& f, std::array<double, 4> S = {1, 0, 0, 1},
+                double sx = 0, double sy = 0) {
+  const double c = (kSide - 1) / 2.0;
+  const double det = S[0] * S[3] - S[1] * S[2];
+  const std::array<double, 4> inv{S[3] / det, -S[1] / det, -S[2] / det, S[0] / det};
+  RgbFrame out;
+  out.bytes.resize(3 * kSide * kSide);
+  for (int y = 0; y < kSide; ++y) {
+    for (int x = 0; x < kSide; ++x) {
+      const double dx = x - c - sx, dy = y - c - sy;
+      const double u = c + inv[0] * dx + inv[1] * dy, v = c + inv[2] * dx + inv[3] * dy;
+      const auto g = static_cast<std::uint8_t>(std::lround(std::clamp(f(u, v), 0.0, 255.0)));
+      for (int ch = 0; ch < 3; ++ch) out.bytes[3 * (y * kSide + x) + ch] = g;
+    }
+  }
+  return out;
+}
+
+// Where the point at (x, y) of the unmoved texture lies after the same motion.
+std::array<double, 2> moved(double x, double y, std::array<double, 4> S, double sx, double sy) {
+  const double c = (kSide - 1) / 2.0;
+  return {c + S[0] * (x - c) + S[1] * (y - c) + sx, c + S[2] * (x - c) + S[3] * (y - c) + sy};
+}
+
+}  // namespace
+
+TEST(TemplateAlignment, GreyFrameWeighsTheChannelsAndDifferencesInside) {
+  std::vector<std::uint8_t> px(3 * 4 * 3, 0);
+  for (int i = 0; i < 12; ++i) {  // a 4 x 3 frame: red rising along x, green constant, blue by row
+    const int x = i % 4, y = i / 4;
+    px[3 * i] = static_cast<std::uint8_t>(10 * x);
+    px[3 * i + 1] = 100;
+    px[3 * i + 2] = static_cast<std::uint8_t>(20 * y);
+  }
+  const engine::GreyFrame g = engine::grey_frame(ImageView{px.data(), 4, 3, 12});
+  EXPECT_NEAR(g.grey[1 * 4 + 2], 0.299f * 20 + 0.587f * 100 + 0.114f * 20, 1e-4);
+  EXPECT_NEAR(g.dx[1 * 4 + 1], 0.299f * 10, 1e-4);  // central difference: (g(2) - g(0)) / 2
+  EXPECT_NEAR(g.dy[1 * 4 + 1], 0.114f * 20, 1e-4);
+  EXPECT_EQ(g.dx[1 * 4 + 0], 0.f);  // outermost columns and rows are 0
+  EXPECT_EQ(g.dy[0 * 4 + 1], 0.f);
+  // Bilinear between pixel centres, clamped beyond the frame.
+  EXPECT_NEAR(engine::sample_clamped(g.grey, 4, 3, 1.5f, 1.f), 0.5f * (g.grey[5] + g.grey[6]), 1e-4);
+  EXPECT_EQ(engine::sample_clamped(g.grey, 4, 3, -3.f, -1.f), g.grey[0]);
+  EXPECT_EQ(engine::sample_clamped(g.grey, 4, 3, 9.f, 7.f), g.grey[11]);
+}
+
+TEST(TemplateAlignment, RecoversASubPixelShiftFromAPixelAway) {
+  const TemplateAlignmentConfig config;
+  const RgbFrame a = render(texture), b = render(texture, {1, 0, 0, 1}, 1.37, -0.64);
+  const engine::GreyFrame ga = engine::grey_frame(a.view()), gb = engine::grey_frame(b.view());
+  const std::vector<float> tmpl = engine::capture_template(ga, 60.f, 66.f, config);
+  ASSERT_EQ(tmpl.size(), static_cast<std::size_t>(config.cells()));
+  const auto truth = moved(60, 66, {1, 0, 0, 1}, 1.37, -0.64);
+  const engine::AlignmentResult r = engine::align_template(gb, tmpl, static_cast<float>(truth[0] + 0.8),
+                                                           static_cast<float>(truth[1] - 0.6), AffineWarp{}, config);
+  ASSERT_TRUE(r.accepted) << "ncc " << r.ncc;
+  EXPECT_NEAR(r.x, truth[0], 0.05);
+  EXPECT_NEAR(r.y, truth[1], 0.05);
+  EXPECT_GT(r.ncc, 0.99f);
+}
+
+TEST(TemplateAlignment, FollowsATurnAndAZoomWithItsWarp) {
+  const TemplateAlignmentConfig config;
+  const double angle = 0.12, scale = 1.08;  // 6.9 degrees, 8% larger
+  const std::array<double, 4> S{scale * std::cos(angle), -scale * std::sin(angle), scale * std::sin(angle),
+                                scale * std::cos(angle)};
+  const RgbFrame a = render(texture), b = render(texture, S, 0.4, 0.9);
+  const engine::GreyFrame ga = engine::grey_frame(a.view()), gb = engine::grey_frame(b.view());
+  const std::vector<float> tmpl = engine::capture_template(ga, 70.f, 58.f, config);
+  const auto truth = moved(70, 58, S, 0.4, 0.9);
+  const float x0 = static_cast<float>(truth[0] - 0.7), y0 = static_cast<float>(truth[1] + 0.5);
+  const engine::AlignmentResult r = engine::align_template(gb, tmpl, x0, y0, AffineWarp{}, config);
+  ASSERT_TRUE(r.accepted) << "ncc " << r.ncc;
+  EXPECT_NEAR(r.x, truth[0], 0.1);
+  EXPECT_NEAR(r.y, truth[1], 0.1);
+  for (int k = 0; k < 4; ++k) EXPECT_NEAR(r.warp.a[static_cast<std::size_t>(k)], S[static_cast<std::size_t>(k)], 0.03) << k;
+  // Without the warp the translation alone cannot match the turned patch as well.
+  TemplateAlignmentConfig one = config;
+  one.iters = 1;
+  const engine::AlignmentResult first = engine::align_template(gb, tmpl, x0, y0, AffineWarp{}, one);
+  EXPECT_LT(first.ncc, r.ncc);
+}
+
+TEST(TemplateAlignment, RejectsFlatPatchesFarMovesAndOtherContent) {
+  TemplateAlignmentConfig config;
+  const RgbFrame flat = render([](double, double) { return 90.0; });
+  EXPECT_TRUE(engine::capture_template(engine::grey_frame(flat.view()), 64.f, 64.f, config).empty());
+
+  const RgbFrame a = render(texture), b = render(texture, {1, 0, 0, 1}, 1.5, 0);
+  const engine::GreyFrame ga = engine::grey_frame(a.view()), gb = engine::grey_frame(b.view());
+  const std::vector<float> tmpl = engine::capture_template(ga, 64.f, 64.f, config);
+  // The truth is 1.5 px from the start: past max_shift 1, the start stands.
+  config.max_shift = 1.f;
+  engine::AlignmentResult r = engine::align_template(gb, tmpl, 64.f, 64.f, AffineWarp{}, config);
+  EXPECT_FALSE(r.accepted);
+  EXPECT_EQ(r.x, 64.f);
+  EXPECT_EQ(r.y, 64.f);
+  config.max_shift = 2.f;
+  r = engine::align_template(gb, tmpl, 64.f, 64.f, AffineWarp{}, config);
+  EXPECT_TRUE(r.accepted);
+  EXPECT_NEAR(r.x, 65.5f, 0.05);
+  // A different texture: the correlation stays under min_ncc.
+  const RgbFrame other = render([](double x, double y) { return 128 + 60 * std::sin(0.9 * x) * std::cos(0.8 * y); });
+  r = engine::align_template(engine::grey_frame(other.view()), tmpl, 64.f, 64.f, AffineWarp{}, config);
+  EXPECT_FALSE(r.accepted) << "ncc " << r.ncc;
+  EXPECT_LT(r.ncc, config.min_ncc);
+}
+
+namespace {
+
+// A network session whose outputs the test sets: its estimate for a track is
+// whatever `next` holds when a frame is pushed.
+class SetSession final : public engine::TrackingSession {
+ public:
+  std::vector<engine::TrackEstimate> next;  // by handle, taken at each push
+  Status push_frame(const ImageView&) noexcept override {
+    ++frames_;
+    for (std::size_t h = 0; h < estimates_.size() && h < next.size(); ++h) estimates_[h] = next[h];
+    return Status::ok();
+  }
+  std::vector<int> add_tracks(std::span<const engine::Point2> points) override {
+    std::vector<int> handles;
+    for (const engine::Point2& p : points) {
+      handles.push_back(static_cast<int>(estimates_.size()));
+      estimates_.push_back({p.x, p.y, 1.f, 1.f});
+      alive_.push_back(true);
+    }
+    return handles;
+  }
+  void remove_track(int handle) override { alive_[static_cast<std::size_t>(handle)] = false; }
+  bool alive(int handle) const override { return alive_[static_cast<std::size_t>(handle)]; }
+  const engine::TrackEstimate& estimate(int handle) const override { return estimates_[static_cast<std::size_t>(handle)]; }
+  std::int64_t frames() const noexcept override { return frames_; }
+
+ private:
+  std::int64_t frames_ = 0;
+  std::vector<engine::TrackEstimate> estimates_;
+  std::vector<bool> alive_;
+};
+
+}  // namespace
+
+TEST(RefinedSession, AlignsVisibleOutputsAndLeavesTheNetworkAlone) {
+  auto network = std::make_unique<SetSession>();
+  SetSession& net = *network;
+  engine::ModelConfig model;  // rule "vis" at 0.5
+  engine::RefinedSession session(std::move(network), TemplateAlignmentConfig{}, model);
+  const RgbFrame a = render(texture), b = render(texture, {1, 0, 0, 1}, 1.2, 0.7);
+  ASSERT_TRUE(session.push_frame(a.view()));
+  const std::vector<engine::Point2> queries{{50.f, 50.f}, {80.f, 70.f}, {64.f, 40.f}};
+  const std::vector<int> h = session.add_tracks(queries);
+  ASSERT_EQ(h.size(), 3u);
+  // At its query frame a track is its query point.
+  EXPECT_EQ(session.estimate(h[0]).x, 50.f);
+  // The network's next outputs: off by about a pixel; the third one hidden.
+  net.next = {{51.2f + 0.6f, 50.7f - 0.5f, 0.9f, 0.8f}, {81.2f - 0.4f, 70.7f + 0.7f, 0.7f, 0.9f},
+              {65.2f + 0.5f, 40.7f, 0.2f, 0.9f}};
+  ASSERT_TRUE(session.push_frame(b.view()));
+  EXPECT_EQ(session.last_accepted(), 2);
+  EXPECT_NEAR(session.estimate(h[0]).x, 51.2f, 0.05);
+  EXPECT_NEAR(session.estimate(h[0]).y, 50.7f, 0.05);
+  EXPECT_NEAR(session.estimate(h[1]).x, 81.2f, 0.05);
+  EXPECT_NEAR(session.estimate(h[1]).y, 70.7f, 0.05);
+  EXPECT_FLOAT_EQ(session.estimate(h[0]).visible, 0.9f);  // visibility and confidence are the network's
+  EXPECT_FLOAT_EQ(session.estimate(h[0]).confidence, 0.8f);
+  EXPECT_EQ(session.estimate(h[2]).x, 65.2f + 0.5f);       // hidden: the network's output as it is
+  // The network's own state is untouched: it keeps its outputs.
+  EXPECT_FLOAT_EQ(net.estimate(h[0]).x, 51.2f + 0.6f);
+  session.remove_track(h[1]);
+  EXPECT_FALSE(session.alive(h[1]));
+  EXPECT_EQ(session.frames(), 2);
+}
+
+TEST(RefinedSession, ModelFilesDeclareItAndBadValuesNameTheKey) {
+  test::TempDir dir;
+  const test::NetworkFiles files = test::write_random_network(dir.path().string(), 7);
+  EXPECT_FALSE(engine::load_model_config(files.config_path).refinement.has_value());  // absent: none
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["refinement"] = {{"radius", 7}, {"iters", 3}, {"min_ncc", 0.5}, {"max_shift", 1.5}};
+  std::ofstream(files.config_path) << config.dump();
+  const engine::ModelConfig on = engine::load_model_config(files.config_path);
+  ASSERT_TRUE(on.refinement.has_value());
+  EXPECT_EQ(on.refinement->radius, 7);
+  EXPECT_EQ(on.refinement->iters, 3);
+  EXPECT_FLOAT_EQ(on.refinement->min_ncc, 0.5f);
+  EXPECT_FLOAT_EQ(on.refinement->max_shift, 1.5f);
+  const auto error_with = [&](const nlohmann::json& refinement) {
+    config["refinement"] = refinement;
+    std::ofstream(files.config_path) << config.dump();
+    try {
+      engine::load_model_config(files.config_path);
+    } catch (const engine::ModelError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string e = error_with({{"radius", 0}, {"iters", 3}, {"min_ncc", 0.5}, {"max_shift", 1.5}});
+  EXPECT_NE(e.find(files.config_path + ": refinement: radius 0 must be in [1, 32]"), std::string::npos) << e;
+  e = error_with({{"radius", 9}, {"iters", 3}, {"min_ncc", 0.5}});
+  EXPECT_NE(e.find("refinement: missing key 'max_shift'"), std::string::npos) << e;
+  e = error_with({{"radius", 9}, {"iters", 3}, {"min_ncc", 2}, {"max_shift", 1.5}});
+  EXPECT_NE(e.find("refinement: min_ncc must be in [-1, 1]"), std::string::npos) << e;
+  e = error_with("on");
+  EXPECT_NE(e.find("refinement must be an object, got \"on\""), std::string::npos) << e;
+}
+
+TEST(RefinedSession, ReproducesTheReferenceOnTheGoldenClip) {
+  // The golden clip's network outputs through RefinedSession against refined_xy, the same
+  // outputs refined by training/edgetap/refine.py (training/export.py).
+  const std::string source = EDGETAP_SOURCE_DIR;
+  const engine::ModelConfig model = engine::load_model_config(source + "/models/edgetap-large.json");
+  ASSERT_TRUE(model.refinement.has_value());
+  const engine::TensorMap g = engine::load_safetensors(source + "/tests/data/golden/edgetap-large-golden.safetensors");
+  const engine::Tensor& frames = g.at("frames");
+  const engine::Tensor& refined = g.at("refined_xy");
+  const engine::Tensor& out_xy = g.at("out_xy");
+  const engine::Tensor& out_vis = g.at("out_vis");
+  const engine::Tensor& out_conf = g.at("out_conf");
+  const engine::Tensor& query_t = g.at("query_t");
+  const engine::Tensor& query_xy = g.at("query_xy");
+  const int T = static_cast<int>(frames.shape[0]), H = static_cast<int>(frames.shape[1]),
+            W = static_cast<int>(frames.shape[2]), N = static_cast<int>(query_t.shape[0]);
+  auto network = std::make_unique<SetSession>();
+  SetSession& net = *network;
+  engine::RefinedSession session(std::move(network), *model.refinement, model);
+  std::vector<int> handle(static_cast<std::size_t>(N), -1);
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(H) * W * 3);
+  int moved = 0;
+  for (int t = 0; t < T; ++t) {
+    for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(frames.data[t * rgb.size() + i]);
+    net.next.clear();
+    for (int n = 0; n < N; ++n) {  // handles are given in query order, as the tracks start
+      const std::size_t at = static_cast<std::size_t>(t * N + n);
+      net.next.push_back({out_xy.data[2 * at], out_xy.data[2 * at + 1], out_vis.data[at], out_conf.data[at]});
+    }
+    std::vector<engine::TrackEstimate> by_handle(static_cast<std::size_t>(N));
+    for (int n = 0; n < N; ++n) {
+      if (handle[static_cast<std::size_t>(n)] >= 0) by_handle[static_cast<std::size_t>(handle[static_cast<std::size_t>(n)])] = net.next[static_cast<std::size_t>(n)];
+    }
+    net.next = by_handle;
+    ASSERT_TRUE(session.push_frame({rgb.data(), W, H, static_cast<std::size_t>(W) * 3}));
+    for (int n = 0; n < N; ++n) {
+      if (static_cast<int>(query_t.data[static_cast<std::size_t>(n)]) != t) continue;
+      const engine::Point2 q{query_xy.data[2 * n], query_xy.data[2 * n + 1]};
+      handle[static_cast<std::size_t>(n)] = session.add_tracks(std::span(&q, 1))[0];
+    }
+    for (int n = 0; n < N; ++n) {
+      if (static_cast<int>(query_t.data[static_cast<std::size_t>(n)]) >= t) continue;
+      const std::size_t at = static_cast<std::size_t>(t * N + n);
+      const engine::TrackEstimate& e = session.estimate(handle[static_cast<std::size_t>(n)]);
+      EXPECT_NEAR(e.x, refined.data[2 * at], 2e-3) << "frame " << t << " track " << n;
+      EXPECT_NEAR(e.y, refined.data[2 * at + 1], 2e-3) << "frame " << t << " track " << n;
+      if (std::abs(refined.data[2 * at] - out_xy.data[2 * at]) > 1e-4f) ++moved;
+    }
+  }
+  EXPECT_GT(moved, 5);  // the clip exercises the alignment, not only its rejections
+}
