@@ -64,10 +64,13 @@ std::unique_ptr<engine::TrackingSession> network_session(EngineKind kind, const 
 
 }  // namespace
 
-std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters) {
+std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters,
+                                                      const Publishing& publishing) {
   auto session = network_session(kind, network, iters);
-  if (!network.config.refinement) return session;
-  return std::make_unique<engine::RefinedSession>(std::move(session), *network.config.refinement, network.config);
+  if (!publishing.refine || !network.config.refinement) return session;
+  engine::ModelConfig gate = network.config;
+  if (publishing.visible_threshold) gate.visible_threshold = *publishing.visible_threshold;
+  return std::make_unique<engine::RefinedSession>(std::move(session), *network.config.refinement, gate);
 }
 
 }  // namespace edgetap::backend

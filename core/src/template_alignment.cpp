@@ -55,17 +55,31 @@ struct WarpedPatch {
 };
 
 void sample_patch(const GreyFrame& f, float x, float y, const AffineWarp& w, int r, WarpedPatch& out) {
-  out.value.clear();
-  out.dx.clear();
-  out.dy.clear();
+  const std::size_t n = static_cast<std::size_t>(2 * r + 1) * static_cast<std::size_t>(2 * r + 1);
+  out.value.resize(n);
+  out.dx.resize(n);
+  out.dy.resize(n);
+  const float x_max = static_cast<float>(f.width - 1), y_max = static_cast<float>(f.height - 1);
+  const float* px = f.interleaved.data();
+  std::size_t k = 0;
   for (int iy = -r; iy <= r; ++iy) {
-    for (int ix = -r; ix <= r; ++ix) {
-      const auto ox = static_cast<float>(ix), oy = static_cast<float>(iy);
-      const float px = x + w.a[0] * ox + w.a[1] * oy;
-      const float py = y + w.a[2] * ox + w.a[3] * oy;
-      out.value.push_back(sample_clamped(f.grey, f.width, f.height, px, py));
-      out.dx.push_back(sample_clamped(f.dx, f.width, f.height, px, py));
-      out.dy.push_back(sample_clamped(f.dy, f.width, f.height, px, py));
+    const auto oy = static_cast<float>(iy);
+    for (int ix = -r; ix <= r; ++ix, ++k) {
+      const auto ox = static_cast<float>(ix);
+      // bilinear, clamped to the frame: the same arithmetic as sample_clamped, three planes at once
+      const float sx = std::clamp(x + w.a[0] * ox + w.a[1] * oy, 0.f, x_max);
+      const float sy = std::clamp(y + w.a[2] * ox + w.a[3] * oy, 0.f, y_max);
+      const int x0 = std::min(static_cast<int>(sx), f.width - 1), y0 = std::min(static_cast<int>(sy), f.height - 1);
+      const int x1 = std::min(x0 + 1, f.width - 1), y1 = std::min(y0 + 1, f.height - 1);
+      const float fx = sx - static_cast<float>(x0), fy = sy - static_cast<float>(y0);
+      const float w00 = (1 - fy) * (1 - fx), w01 = (1 - fy) * fx, w10 = fy * (1 - fx), w11 = fy * fx;
+      const float* a = px + 3 * (static_cast<std::size_t>(y0) * f.width + x0);
+      const float* b = px + 3 * (static_cast<std::size_t>(y0) * f.width + x1);
+      const float* c = px + 3 * (static_cast<std::size_t>(y1) * f.width + x0);
+      const float* d = px + 3 * (static_cast<std::size_t>(y1) * f.width + x1);
+      out.value[k] = w00 * a[0] + w01 * b[0] + w10 * c[0] + w11 * d[0];
+      out.dx[k] = w00 * a[1] + w01 * b[1] + w10 * c[1] + w11 * d[1];
+      out.dy[k] = w00 * a[2] + w01 * b[2] + w10 * c[2] + w11 * d[2];
     }
   }
 }
@@ -110,6 +124,12 @@ GreyFrame grey_frame(const ImageView& frame) {
       const std::size_t i = static_cast<std::size_t>(y) * W + x;
       g.dy[i] = 0.5f * (g.grey[i + W] - g.grey[i - W]);
     }
+  }
+  g.interleaved.resize(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    g.interleaved[3 * i] = g.grey[i];
+    g.interleaved[3 * i + 1] = g.dx[i];
+    g.interleaved[3 * i + 2] = g.dy[i];
   }
   return g;
 }
@@ -157,20 +177,31 @@ AlignmentResult align_template(const GreyFrame& frame, const std::vector<float>&
     gx_mean /= static_cast<double>(p.dx.size());
     gy_mean /= static_cast<double>(p.dy.size());
     const double inv = 1.0 / (s.deviation + kDeviationFloor);
-    std::array<double, 36> h{};
-    std::array<double, 6> b{};
+    // J^T J and J^T r in float (361 terms of similar size; the solve is in double)
+    std::array<float, 21> hf{};
+    std::array<float, 6> bf{};
+    const auto fmx = static_cast<float>(gx_mean), fmy = static_cast<float>(gy_mean);
+    const auto finv = static_cast<float>(inv), fmean = static_cast<float>(s.mean);
     std::size_t k = 0;
     for (int oy = -r; oy <= r; ++oy) {
+      const auto fy = static_cast<float>(oy);
       for (int ox = -r; ox <= r; ++ox, ++k) {
-        const double gx = (p.dx[k] - gx_mean) * inv, gy = (p.dy[k] - gy_mean) * inv;
-        const double residual = tmpl[k] - (p.value[k] - s.mean) * inv;
-        const double fx = ox, fy = oy;
-        const std::array<double, 6> j{gx * fx, gx * fy, gy * fx, gy * fy, gx, gy};
+        const auto fx = static_cast<float>(ox);
+        const float gx = (p.dx[k] - fmx) * finv, gy = (p.dy[k] - fmy) * finv;
+        const float residual = tmpl[k] - (p.value[k] - fmean) * finv;
+        const float j[6] = {gx * fx, gx * fy, gy * fx, gy * fy, gx, gy};
+        int e = 0;
         for (int m = 0; m < 6; ++m) {
-          b[m] += j[m] * residual;
-          for (int n = 0; n <= m; ++n) h[m * 6 + n] += j[m] * j[n];
+          bf[static_cast<std::size_t>(m)] += j[m] * residual;
+          for (int q = 0; q <= m; ++q) hf[static_cast<std::size_t>(e++)] += j[m] * j[q];
         }
       }
+    }
+    std::array<double, 36> h{};
+    std::array<double, 6> b{};
+    for (int m = 0, e = 0; m < 6; ++m) {
+      b[static_cast<std::size_t>(m)] = bf[static_cast<std::size_t>(m)];
+      for (int q = 0; q <= m; ++q) h[static_cast<std::size_t>(m * 6 + q)] = hf[static_cast<std::size_t>(e++)];
     }
     double diag = 0;
     for (int m = 0; m < 6; ++m) diag += h[m * 6 + m];

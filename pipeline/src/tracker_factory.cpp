@@ -34,14 +34,18 @@ namespace {
 
 // The network's session: on the GPU where one can be used, in the rung's
 // precision; on the CPU otherwise (FP32 only).
-std::unique_ptr<engine::TrackingSession> make_session(const engine::Network& network, const std::string& precision,
-                                                      int iters) {
+std::unique_ptr<engine::TrackingSession> make_session(const engine::Network& network,
+                                                      const config::EdgeTapSettings& settings) {
   using backend::EngineKind;
+  backend::Publishing publishing;
+  publishing.refine = settings.template_refinement;
+  if (settings.visible_threshold) publishing.visible_threshold = static_cast<float>(*settings.visible_threshold);
   if (backend::network_on_gpu()) {
-    return backend::make_session(precision == "fp16" ? EngineKind::cuda_fp16 : EngineKind::cuda_fp32, network, iters);
+    return backend::make_session(settings.precision == "fp16" ? EngineKind::cuda_fp16 : EngineKind::cuda_fp32, network,
+                                 settings.iters, publishing);
   }
-  if (precision != "fp32") throw std::invalid_argument(precision + " needs a CUDA device");
-  return backend::make_session(EngineKind::cpu, network, iters);
+  if (settings.precision != "fp32") throw std::invalid_argument(settings.precision + " needs a CUDA device");
+  return backend::make_session(EngineKind::cpu, network, settings.iters, publishing);
 }
 
 }  // namespace
@@ -61,7 +65,7 @@ std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelC
     try {
       const std::optional<double>& threshold = camera.edgetap.visible_threshold;
       return std::make_unique<engine::EdgeTapTracker>(
-          network, make_session(*network, camera.edgetap.precision, camera.edgetap.iters),
+          network, make_session(*network, camera.edgetap),
           threshold ? std::optional<float>(static_cast<float>(*threshold)) : std::nullopt);
     } catch (const std::invalid_argument& e) {
       error = "edgetap model " + path + ": " + e.what();

@@ -132,7 +132,10 @@ int run(const Options& o) {
   replay::PassStats total;
   const std::size_t passes = recorded.passes.size();
   for (std::size_t p = 0; p < passes; ++p) {
-    engine::EdgeTapTracker tracker(network, backend::make_session(o.engine, *network, o.iters), o.visible_threshold);
+    backend::Publishing publishing;
+    publishing.visible_threshold = o.visible_threshold;
+    engine::EdgeTapTracker tracker(network, backend::make_session(o.engine, *network, o.iters, publishing),
+                                   o.visible_threshold);
     const replay::PassStats stats = replay::answer_pass(recorded, p, tracker, file.parent_path(), out);
     total.frames += stats.frames;
     total.track_seconds += stats.track_seconds;

@@ -15,6 +15,7 @@
 #include "edgetap/engine/refined_session.hpp"
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/engine/template_alignment.hpp"
+#include "edgetap/pipeline/tracker_factory.hpp"
 #include "support/random_network.hpp"
 #include "support/temp_dir.hpp"
 
@@ -296,4 +297,40 @@ TEST(RefinedSession, ReproducesTheReferenceOnTheGoldenClip) {
     }
   }
   EXPECT_GT(moved, 5);  // the clip exercises the alignment, not only its rejections
+}
+
+TEST(RefinedSession, TheCameraSettingChoosesAlignedOrNetworkPositions) {
+  // edgetap-large declares refinement: the same camera with and without it on a texture moved by
+  // a known sub-pixel shift. Aligned, the points land on the truth.
+  config::CameraConfig camera;
+  camera.tracker = "edgetap";
+  camera.model_width = camera.model_height = kSide;
+  camera.edgetap.model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-large.safetensors";
+  pipeline::ModelCache models;
+  std::string error;
+  auto refined = pipeline::make_tracker(camera, models, error);
+  camera.edgetap.template_refinement = false;
+  auto network_only = pipeline::make_tracker(camera, models, error);
+  ASSERT_TRUE(refined && network_only) << error;
+  std::vector<Query> queries;
+  for (int i = 0; i < 9; ++i) queries.push_back({"p" + std::to_string(i), 34.f + 28.f * (i % 3), 34.f + 28.f * (i / 3)});
+  const RgbFrame a = render(texture), b = render(texture, {1, 0, 0, 1}, 0.6, -0.45);
+  std::vector<TrackPoint> with, without;
+  for (Tracker* t : {refined.get(), network_only.get()}) {
+    t->add_queries(queries);
+    ASSERT_TRUE(t->push_frame(a.view(), t == refined.get() ? with : without));
+    ASSERT_TRUE(t->push_frame(b.view(), t == refined.get() ? with : without));
+  }
+  ASSERT_EQ(with.size(), queries.size());
+  int aligned = 0;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    const float tx = queries[i].x + 0.6f, ty = queries[i].y - 0.45f;
+    if (with[i].x != without[i].x || with[i].y != without[i].y) {
+      ++aligned;
+      EXPECT_NEAR(with[i].x, tx, 0.05) << queries[i].id;
+      EXPECT_NEAR(with[i].y, ty, 0.05) << queries[i].id;
+    }
+    EXPECT_EQ(with[i].visible, without[i].visible);  // refinement moves points, never hides them
+  }
+  EXPECT_GE(aligned, 7);
 }

@@ -24,11 +24,20 @@ bool have_cuda_engine() noexcept;
 // usable CUDA device was found (asked once per process).
 bool network_on_gpu();
 
-// A fresh session over `network` (which must outlive it), its positions
-// refined by template alignment where the model's JSON asks for it
-// (engine::RefinedSession; the alignment runs on the CPU for every engine). Throws
+// How a session publishes its positions.
+struct Publishing {
+  // Template refinement after the network where the model's JSON declares it
+  // (engine::RefinedSession; the alignment runs on the CPU for every engine).
+  bool refine = true;
+  // The camera's override of the model's visible threshold: refinement aligns
+  // the tracks published visible.
+  std::optional<float> visible_threshold;
+};
+
+// A fresh session over `network` (which must outlive it). Throws
 // std::runtime_error when the engine is not in this build or the device
 // cannot be set up, std::invalid_argument for iterations the model lacks.
-std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters);
+std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters,
+                                                      const Publishing& publishing = {});
 
 }  // namespace edgetap::backend

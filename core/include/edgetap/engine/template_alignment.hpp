@@ -32,6 +32,7 @@ struct TemplateAlignmentConfig {
 struct GreyFrame {
   int width = 0, height = 0;
   std::vector<float> grey, dx, dy;  // row-major, width * height each
+  std::vector<float> interleaved;   // (grey, dx, dy) per pixel, row-major: what the alignment samples
 };
 
 GreyFrame grey_frame(const ImageView& frame);
