@@ -9,18 +9,35 @@ namespace {
 constexpr float kDeviationFloor = 1e-6f;  // added to a patch's deviation before dividing by it
 constexpr float kNoContrast = 1e-3f;      // a template whose deviation is below this is not kept
 constexpr double kDamping = 1e-3;         // Levenberg term: kDamping * (mean of the diagonal + 1)
+constexpr int kLanes = 8;  // values summed side by side: independent sums the compiler vectorizes
 
 struct PatchStats {
   double mean = 0, deviation = 0;  // the sample deviation (divides by n - 1)
 };
 
 PatchStats stats_of(const std::vector<float>& v) {
+  // float sums, kLanes side by side; totals in double
+  const std::size_t n = v.size(), full = n / kLanes * kLanes;
+  float lane[kLanes] = {};
+  for (std::size_t i = 0; i < full; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lane[l] += v[i + static_cast<std::size_t>(l)];
+  }
   PatchStats s;
-  for (float x : v) s.mean += x;
-  s.mean /= static_cast<double>(v.size());
+  for (float x : lane) s.mean += x;
+  for (std::size_t i = full; i < n; ++i) s.mean += v[i];
+  s.mean /= static_cast<double>(n);
+  const auto m = static_cast<float>(s.mean);
+  float sq[kLanes] = {};
+  for (std::size_t i = 0; i < full; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float d = v[i + static_cast<std::size_t>(l)] - m;
+      sq[l] += d * d;
+    }
+  }
   double ss = 0;
-  for (float x : v) ss += (x - s.mean) * (x - s.mean);
-  s.deviation = std::sqrt(ss / static_cast<double>(v.size() - 1));
+  for (float x : sq) ss += x;
+  for (std::size_t i = full; i < n; ++i) ss += (v[i] - m) * (v[i] - m);
+  s.deviation = std::sqrt(ss / static_cast<double>(n - 1));
   return s;
 }
 
@@ -60,23 +77,39 @@ void sample_patch(const GreyFrame& f, float x, float y, const AffineWarp& w, int
   out.dx.resize(n);
   out.dy.resize(n);
   const float x_max = static_cast<float>(f.width - 1), y_max = static_cast<float>(f.height - 1);
+  // The patch's corners bound it (the warp is affine): strictly inside the last pixel centre, no
+  // sample needs clamping and every neighbour (x0 + 1, y0 + 1) exists.
+  const auto rf = static_cast<float>(r);
+  const float ex = rf * (std::abs(w.a[0]) + std::abs(w.a[1])), ey = rf * (std::abs(w.a[2]) + std::abs(w.a[3]));
+  const bool inside = x - ex >= 0.f && x + ex < x_max && y - ey >= 0.f && y + ey < y_max;
   const float* px = f.interleaved.data();
+  const std::size_t row = 3 * static_cast<std::size_t>(f.width);
   std::size_t k = 0;
   for (int iy = -r; iy <= r; ++iy) {
     const auto oy = static_cast<float>(iy);
     for (int ix = -r; ix <= r; ++ix, ++k) {
       const auto ox = static_cast<float>(ix);
-      // bilinear, clamped to the frame: the same arithmetic as sample_clamped, three planes at once
-      const float sx = std::clamp(x + w.a[0] * ox + w.a[1] * oy, 0.f, x_max);
-      const float sy = std::clamp(y + w.a[2] * ox + w.a[3] * oy, 0.f, y_max);
-      const int x0 = std::min(static_cast<int>(sx), f.width - 1), y0 = std::min(static_cast<int>(sy), f.height - 1);
-      const int x1 = std::min(x0 + 1, f.width - 1), y1 = std::min(y0 + 1, f.height - 1);
+      float sx = x + w.a[0] * ox + w.a[1] * oy;
+      float sy = y + w.a[2] * ox + w.a[3] * oy;
+      int x0, y0;
+      std::size_t step_x = 3, step_y = row;
+      if (inside) {
+        x0 = static_cast<int>(sx);
+        y0 = static_cast<int>(sy);
+      } else {  // bilinear with coordinates clamped to the frame, as sample_clamped
+        sx = std::clamp(sx, 0.f, x_max);
+        sy = std::clamp(sy, 0.f, y_max);
+        x0 = std::min(static_cast<int>(sx), f.width - 1);
+        y0 = std::min(static_cast<int>(sy), f.height - 1);
+        if (x0 + 1 > f.width - 1) step_x = 0;
+        if (y0 + 1 > f.height - 1) step_y = 0;
+      }
       const float fx = sx - static_cast<float>(x0), fy = sy - static_cast<float>(y0);
       const float w00 = (1 - fy) * (1 - fx), w01 = (1 - fy) * fx, w10 = fy * (1 - fx), w11 = fy * fx;
       const float* a = px + 3 * (static_cast<std::size_t>(y0) * f.width + x0);
-      const float* b = px + 3 * (static_cast<std::size_t>(y0) * f.width + x1);
-      const float* c = px + 3 * (static_cast<std::size_t>(y1) * f.width + x0);
-      const float* d = px + 3 * (static_cast<std::size_t>(y1) * f.width + x1);
+      const float* b = a + step_x;
+      const float* c = a + step_y;
+      const float* d = c + step_x;
       out.value[k] = w00 * a[0] + w01 * b[0] + w10 * c[0] + w11 * d[0];
       out.dx[k] = w00 * a[1] + w01 * b[1] + w10 * c[1] + w11 * d[1];
       out.dy[k] = w00 * a[2] + w01 * b[2] + w10 * c[2] + w11 * d[2];
@@ -93,6 +126,74 @@ float ncc_at(const GreyFrame& f, const std::vector<float>& tmpl, float x, float 
   double sum = 0;
   for (std::size_t k = 0; k < tmpl.size(); ++k) sum += (scratch.value[k] - s.mean) * inv * tmpl[k];
   return static_cast<float>(sum / static_cast<double>(tmpl.size() - 1));
+}
+
+
+
+// The Gauss-Newton system of one step: h = J^T J (lower triangle filled) and b = J^T r, with
+// J = [gx ox, gx oy, gy ox, gy oy, gx, gy] the normalized patch's derivatives by the warp's
+// (a11, a12, a21, a22, x, y) and r the template minus the normalized patch. Accumulated in float
+// as 24 moments (gx^2, gx gy, gy^2 times 1, ox, oy, ox^2, ox oy, oy^2; gx r, gy r times 1, ox, oy),
+// kLanes pixels at a time.
+void normal_equations(const WarpedPatch& p, const std::vector<float>& tmpl, int r, float gx_mean, float gy_mean,
+                      float mean, float inv, std::array<double, 36>& h, std::array<double, 6>& b) {
+  const int n = 2 * r + 1, cells = n * n;
+  float acc[24][kLanes] = {};
+  for (int k0 = 0; k0 < cells; k0 += kLanes) {
+    float gx[kLanes], gy[kLanes], res[kLanes], ox[kLanes], oy[kLanes];
+    for (int l = 0; l < kLanes; ++l) {
+      const int k = k0 + l;
+      const bool in = k < cells;
+      const auto kk = static_cast<std::size_t>(in ? k : 0);
+      gx[l] = in ? (p.dx[kk] - gx_mean) * inv : 0.f;
+      gy[l] = in ? (p.dy[kk] - gy_mean) * inv : 0.f;
+      res[l] = in ? tmpl[kk] - (p.value[kk] - mean) * inv : 0.f;
+      ox[l] = static_cast<float>(k % n - r);
+      oy[l] = static_cast<float>(k / n - r);
+    }
+    float w[3][kLanes], rr[2][kLanes], uv[6][kLanes];  // gx^2, gx gy, gy^2; gx r, gy r; 1, u, v, uu, uv, vv
+    for (int l = 0; l < kLanes; ++l) {
+      w[0][l] = gx[l] * gx[l];
+      w[1][l] = gx[l] * gy[l];
+      w[2][l] = gy[l] * gy[l];
+      rr[0][l] = gx[l] * res[l];
+      rr[1][l] = gy[l] * res[l];
+      uv[0][l] = 1.f;
+      uv[1][l] = ox[l];
+      uv[2][l] = oy[l];
+      uv[3][l] = ox[l] * ox[l];
+      uv[4][l] = ox[l] * oy[l];
+      uv[5][l] = oy[l] * oy[l];
+    }
+    for (int a = 0; a < 3; ++a) {
+      for (int m = 0; m < 6; ++m) {
+        for (int l = 0; l < kLanes; ++l) acc[6 * a + m][l] += w[a][l] * uv[m][l];
+      }
+    }
+    for (int a = 0; a < 2; ++a) {
+      for (int m = 0; m < 3; ++m) {
+        for (int l = 0; l < kLanes; ++l) acc[18 + 3 * a + m][l] += rr[a][l] * uv[m][l];
+      }
+    }
+  }
+  double sum[24];
+  for (int q = 0; q < 24; ++q) {
+    sum[q] = 0;
+    for (int l = 0; l < kLanes; ++l) sum[q] += acc[q][l];
+  }
+  // moments: 0-5 gx^2 (1, u, v, uu, uv, vv), 6-11 gx gy, 12-17 gy^2, 18-20 gx r (1, u, v), 21-23 gy r
+  enum { ONE = 0, U = 1, V = 2, UU = 3, UV = 4, VV = 5 };
+  const auto XX = [&](int i) { return sum[i]; };
+  const auto XY = [&](int i) { return sum[6 + i]; };
+  const auto YY = [&](int i) { return sum[12 + i]; };
+  const auto at = [&](int row, int col) -> double& { return h[static_cast<std::size_t>(row * 6 + col)]; };
+  at(0, 0) = XX(UU);
+  at(1, 0) = XX(UV), at(1, 1) = XX(VV);
+  at(2, 0) = XY(UU), at(2, 1) = XY(UV), at(2, 2) = YY(UU);
+  at(3, 0) = XY(UV), at(3, 1) = XY(VV), at(3, 2) = YY(UV), at(3, 3) = YY(VV);
+  at(4, 0) = XX(U), at(4, 1) = XX(V), at(4, 2) = XY(U), at(4, 3) = XY(V), at(4, 4) = XX(ONE);
+  at(5, 0) = XY(U), at(5, 1) = XY(V), at(5, 2) = YY(U), at(5, 3) = YY(V), at(5, 4) = XY(ONE), at(5, 5) = YY(ONE);
+  b = {sum[19], sum[20], sum[22], sum[23], sum[18], sum[21]};
 }
 
 }  // namespace
@@ -177,32 +278,10 @@ AlignmentResult align_template(const GreyFrame& frame, const std::vector<float>&
     gx_mean /= static_cast<double>(p.dx.size());
     gy_mean /= static_cast<double>(p.dy.size());
     const double inv = 1.0 / (s.deviation + kDeviationFloor);
-    // J^T J and J^T r in float (361 terms of similar size; the solve is in double)
-    std::array<float, 21> hf{};
-    std::array<float, 6> bf{};
-    const auto fmx = static_cast<float>(gx_mean), fmy = static_cast<float>(gy_mean);
-    const auto finv = static_cast<float>(inv), fmean = static_cast<float>(s.mean);
-    std::size_t k = 0;
-    for (int oy = -r; oy <= r; ++oy) {
-      const auto fy = static_cast<float>(oy);
-      for (int ox = -r; ox <= r; ++ox, ++k) {
-        const auto fx = static_cast<float>(ox);
-        const float gx = (p.dx[k] - fmx) * finv, gy = (p.dy[k] - fmy) * finv;
-        const float residual = tmpl[k] - (p.value[k] - fmean) * finv;
-        const float j[6] = {gx * fx, gx * fy, gy * fx, gy * fy, gx, gy};
-        int e = 0;
-        for (int m = 0; m < 6; ++m) {
-          bf[static_cast<std::size_t>(m)] += j[m] * residual;
-          for (int q = 0; q <= m; ++q) hf[static_cast<std::size_t>(e++)] += j[m] * j[q];
-        }
-      }
-    }
     std::array<double, 36> h{};
     std::array<double, 6> b{};
-    for (int m = 0, e = 0; m < 6; ++m) {
-      b[static_cast<std::size_t>(m)] = bf[static_cast<std::size_t>(m)];
-      for (int q = 0; q <= m; ++q) h[static_cast<std::size_t>(m * 6 + q)] = hf[static_cast<std::size_t>(e++)];
-    }
+    normal_equations(p, tmpl, r, static_cast<float>(gx_mean), static_cast<float>(gy_mean),
+                     static_cast<float>(s.mean), static_cast<float>(inv), h, b);
     double diag = 0;
     for (int m = 0; m < 6; ++m) diag += h[m * 6 + m];
     const double damping = kDamping * (diag / 6 + 1);
