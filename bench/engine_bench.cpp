@@ -1,9 +1,13 @@
 // CPU engine throughput: streaming frames/s of the EdgeTAP network at a frame
 // size and point count, with the per-stage split. Depends only on core and
 // kernels (builds on a bare host). Frames are a procedural texture drifting a
-// few pixels per frame; tracks start on a grid at the first frame.
+// few pixels per frame; tracks start on a grid at the first frame. Where the
+// model's .json declares template refinement, ms/frame includes it (as the
+// daemon publishes) and its own column shows its part; --no-refinement times
+// the network alone.
 //
 // usage: edgetap-engine-bench [--model FILE.safetensors] [--size N] [--points P]... [--iters K] [--frames F] [--runs R]
+//                             [--no-refinement]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,9 +15,11 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "edgetap/engine/refined_session.hpp"
 #include "edgetap/engine/streaming_session.hpp"
 #include "texture_frame.hpp"
 
@@ -25,8 +31,16 @@ int run(int argc, char** argv) {
   std::string model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-small.safetensors";
   int size = 256, frames = 30, runs = 3, iters = 0;
   std::vector<int> point_counts;
+  bool refinement = true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--no-refinement") refinement = false;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
+    if (arg == "--no-refinement") {
+      --i;  // a flag without a value
+      continue;
+    }
     if (arg == "--model") model = argv[i + 1];
     else if (arg == "--size") size = std::atoi(argv[i + 1]);
     else if (arg == "--points") point_counts.push_back(std::atoi(argv[i + 1]));
@@ -41,14 +55,24 @@ int run(int argc, char** argv) {
   for (int t = 0; t < frames; ++t) clip.push_back(bench::texture_frame(size, size, t));
   std::printf("model %s (%zu parameters), %dx%d, %d iterations, %d frames streamed, median of %d runs\n", model.c_str(),
               network.weights.parameter_count(), size, size, iters > 0 ? iters : network.config.iters, frames, runs);
-  std::printf("%7s %9s %9s | %8s %8s %8s %8s %8s  (ms/frame)\n", "points", "frames/s", "ms/frame", "encoder", "corr",
-              "token", "blocks", "head");
+  refinement = refinement && network.config.refinement.has_value();
+  std::printf("template refinement after the network: %s\n", refinement ? "yes (the model declares it)" : "no");
+  std::printf("%7s %9s %9s | %8s %8s %8s %8s %8s %8s  (ms/frame)\n", "points", "frames/s", "ms/frame", "encoder", "corr",
+              "token", "blocks", "head", "refine");
   for (int points : point_counts) {
     const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(points))));
     std::vector<double> seconds;
     engine::StepProfile sum;
+    double refine_ms = 0;
     for (int r = 0; r < runs; ++r) {
-      engine::StreamingSession session(network, iters);
+      auto owned = std::make_unique<engine::StreamingSession>(network, iters);
+      engine::StreamingSession& net = *owned;
+      std::unique_ptr<engine::TrackingSession> published = std::move(owned);
+      if (refinement) {
+        published = std::make_unique<engine::RefinedSession>(std::move(published), *network.config.refinement,
+                                                             network.config);
+      }
+      engine::TrackingSession& session = *published;
       const ImageView first{clip[0].data(), size, size, static_cast<std::size_t>(size) * 3};
       session.push_frame(first);
       std::vector<engine::Point2> grid;
@@ -59,18 +83,22 @@ int run(int argc, char** argv) {
       session.add_tracks(grid);
       const auto start = std::chrono::steady_clock::now();
       for (int t = 1; t < frames; ++t) {
+        const auto push = std::chrono::steady_clock::now();
         session.push_frame({clip[t].data(), size, size, static_cast<std::size_t>(size) * 3});
-        const engine::StepProfile& p = session.last_profile();
+        const double push_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - push).count();
+        const engine::StepProfile& p = net.last_profile();
         sum.encoder += p.encoder, sum.correlation += p.correlation, sum.token += p.token;
         sum.transformer += p.transformer, sum.head += p.head;
+        refine_ms += refinement ? push_ms - p.total() : 0.0;
       }
       seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     std::sort(seconds.begin(), seconds.end());
     const double per_frame = seconds[seconds.size() / 2] / (frames - 1);
     const double n = static_cast<double>(runs) * (frames - 1);
-    std::printf("%7d %9.2f %9.1f | %8.1f %8.1f %8.1f %8.1f %8.1f\n", points, 1.0 / per_frame, 1e3 * per_frame,
-                sum.encoder / n, sum.correlation / n, sum.token / n, sum.transformer / n, sum.head / n);
+    std::printf("%7d %9.2f %9.1f | %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", points, 1.0 / per_frame, 1e3 * per_frame,
+                sum.encoder / n, sum.correlation / n, sum.token / n, sum.transformer / n, sum.head / n, refine_ms / n);
   }
   return 0;
 }
