@@ -247,13 +247,16 @@ TEST(RefinedSession, ModelFilesDeclareItAndBadValuesNameTheKey) {
   EXPECT_NE(e.find("refinement must be an object, got \"on\""), std::string::npos) << e;
 }
 
-TEST(RefinedSession, ReproducesTheReferenceOnTheGoldenClip) {
+class RefinedGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RefinedGolden, ReproducesTheReferenceOnTheGoldenClip) {
   // The golden clip's network outputs through RefinedSession against refined_xy, the same
-  // outputs refined by training/edgetap/refine.py (training/export.py).
+  // outputs refined by training/edgetap/refine.py (training/export.py, declare_refinement.py).
   const std::string source = EDGETAP_SOURCE_DIR;
-  const engine::ModelConfig model = engine::load_model_config(source + "/models/edgetap-large.json");
+  const engine::ModelConfig model = engine::load_model_config(source + "/models/" + GetParam() + ".json");
   ASSERT_TRUE(model.refinement.has_value());
-  const engine::TensorMap g = engine::load_safetensors(source + "/tests/data/golden/edgetap-large-golden.safetensors");
+  const engine::TensorMap g =
+      engine::load_safetensors(source + "/tests/data/golden/" + GetParam() + "-golden.safetensors");
   const engine::Tensor& frames = g.at("frames");
   const engine::Tensor& refined = g.at("refined_xy");
   const engine::Tensor& out_xy = g.at("out_xy");
@@ -298,6 +301,9 @@ TEST(RefinedSession, ReproducesTheReferenceOnTheGoldenClip) {
   }
   EXPECT_GT(moved, 5);  // the clip exercises the alignment, not only its rejections
 }
+
+INSTANTIATE_TEST_SUITE_P(ShippedModels, RefinedGolden, ::testing::Values("edgetap-small", "edgetap-large"),
+                         [](const auto& param) { return param.param == "edgetap-small" ? "small" : "large"; });
 
 TEST(RefinedSession, TheCameraSettingChoosesAlignedOrNetworkPositions) {
   // edgetap-large declares refinement: the same camera with and without it on a texture moved by

@@ -5,6 +5,7 @@ import os
 import sys
 
 import numpy as np
+import pytest
 import torch
 
 HERE = os.path.dirname(__file__)
@@ -56,9 +57,10 @@ def test_hidden_points_and_far_moves_keep_the_network_output():
     assert accepted == 1 and abs(xy[1, 1, 0] - 31.5) < 0.05 and np.array_equal(xy[0], start[0])
 
 
-def test_committed_golden_positions_are_the_references():
-    info = json.load(open(os.path.join(ROOT, "models", "edgetap-large.json")))
-    g, meta = read_safetensors(os.path.join(ROOT, "tests", "data", "golden", "edgetap-large-golden.safetensors"))
+@pytest.mark.parametrize("name", ["edgetap-small", "edgetap-large"])
+def test_committed_golden_positions_are_the_references(name):
+    info = json.load(open(os.path.join(ROOT, "models", name + ".json")))
+    g, meta = read_safetensors(os.path.join(ROOT, "tests", "data", "golden", name + "-golden.safetensors"))
     expected = refined_positions(g, info["refinement"], info["visible_rule"], info["vis_threshold"])
     assert np.abs(expected - g["refined_xy"]).max() < 1e-4
     assert (np.abs(g["refined_xy"] - g["out_xy"]).sum(-1) > 0).sum() > 5   # the clip moves some of them
