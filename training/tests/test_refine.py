@@ -64,3 +64,20 @@ def test_committed_golden_positions_are_the_references(name):
     expected = refined_positions(g, info["refinement"], info["visible_rule"], info["vis_threshold"])
     assert np.abs(expected - g["refined_xy"]).max() < 1e-4
     assert (np.abs(g["refined_xy"] - g["out_xy"]).sum(-1) > 0).sum() > 5   # the clip moves some of them
+
+
+def test_evaluation_refines_in_the_model_input_and_reports_in_the_sequence_pixels():
+    # A sequence stored at half its original size: predictions and truth are in original pixels,
+    # refinement works in the 96 px frames it was tracked in.
+    from edgetap import evalsets
+    shifts = [(0, 0), (0.6, -0.4)]
+    video = shifted_clip(shifts)
+    q_model = np.array([[40.0, 44.0], [60.0, 50.0]])
+    to_orig = lambda a: (a + 0.5) * 2 - 0.5                     # noqa: E731
+    truth_model = q_model[:, None] + np.array(shifts)[None]
+    start_model = truth_model + np.array([0.5, 0.5])
+    start_model[:, 0] = q_model
+    seq = dict(video=video, W=2 * SIDE, H=2 * SIDE, q=to_orig(q_model), tq=np.zeros(2, np.int64))
+    xy = evalsets.refined_predictions(seq, to_orig(start_model), np.ones((2, 2), bool), refine.DEFAULT)
+    assert np.abs(xy[:, 1] - to_orig(truth_model[:, 1])).max() < 0.1   # 0.05 model px = 0.1 original px
+    assert np.allclose(xy[:, 0], to_orig(q_model))
