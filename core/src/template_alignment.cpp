@@ -246,6 +246,7 @@ float sample_clamped(const std::vector<float>& plane, int width, int height, flo
 }
 
 std::vector<float> capture_template(const GreyFrame& frame, float x, float y, const TemplateAlignmentConfig& config) {
+  if (frame.width <= 0 || frame.height <= 0 || !std::isfinite(x) || !std::isfinite(y)) return {};
   WarpedPatch patch;
   sample_patch(frame, x, y, AffineWarp{}, config.radius, patch);
   const PatchStats s = stats_of(patch.value);
@@ -263,7 +264,10 @@ AlignmentResult align_template(const GreyFrame& frame, const std::vector<float>&
   out.y = y0;
   out.warp = start;
   const int r = config.radius;
-  if (tmpl.size() != static_cast<std::size_t>(config.cells())) return out;
+  if (tmpl.size() != static_cast<std::size_t>(config.cells()) || frame.width <= 0 || frame.height <= 0 ||
+      !std::isfinite(x0) || !std::isfinite(y0)) {
+    return out;
+  }
   float x = x0, y = y0;
   AffineWarp w = start;
   WarpedPatch p;

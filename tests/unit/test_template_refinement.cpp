@@ -128,6 +128,7 @@ TEST(TemplateAlignment, RejectsFlatPatchesFarMovesAndOtherContent) {
   TemplateAlignmentConfig config;
   const RgbFrame flat = render([](double, double) { return 90.0; });
   EXPECT_TRUE(engine::capture_template(engine::grey_frame(flat.view()), 64.f, 64.f, config).empty());
+  EXPECT_TRUE(engine::capture_template(engine::GreyFrame{}, 64.f, 64.f, config).empty());  // no frame yet
 
   const RgbFrame a = render(texture), b = render(texture, {1, 0, 0, 1}, 1.5, 0);
   const engine::GreyFrame ga = engine::grey_frame(a.view()), gb = engine::grey_frame(b.view());
@@ -147,6 +148,9 @@ TEST(TemplateAlignment, RejectsFlatPatchesFarMovesAndOtherContent) {
   r = engine::align_template(engine::grey_frame(other.view()), tmpl, 64.f, 64.f, AffineWarp{}, config);
   EXPECT_FALSE(r.accepted) << "ncc " << r.ncc;
   EXPECT_LT(r.ncc, config.min_ncc);
+  // A network output that is not a number is published as it is, never aligned.
+  r = engine::align_template(gb, tmpl, std::nanf(""), 64.f, AffineWarp{}, config);
+  EXPECT_FALSE(r.accepted);
 }
 
 namespace {

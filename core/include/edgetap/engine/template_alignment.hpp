@@ -46,7 +46,8 @@ struct AffineWarp {
   float det() const noexcept { return a[0] * a[3] - a[1] * a[2]; }
 };
 
-// The normalized template around (x, y); empty when the patch has no contrast.
+// The normalized template around (x, y); empty when the patch has no contrast
+// (or the frame is empty, or the point not finite).
 std::vector<float> capture_template(const GreyFrame& frame, float x, float y, const TemplateAlignmentConfig& config);
 
 struct AlignmentResult {
