@@ -55,8 +55,9 @@ void read_queries(YamlReader& r, const YAML::Node& node, const std::string& path
 void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<Rung>& out) {
   r.read_map_list(
       list, path,
-      "expected a list of rungs {tracker, model, precision, size, iters, max_points, stride} ([] = the default ladder)",
-      {"tracker", "model", "precision", "size", "iters", "max_points", "stride"}, out,
+      "expected a list of rungs {tracker, model, precision, size, iters, max_points, stride, template_refinement} "
+      "([] = the default ladder)",
+      {"tracker", "model", "precision", "size", "iters", "max_points", "stride", "template_refinement"}, out,
       [&r, &list](const YAML::Node& item, const std::string& at, std::size_t i) {
         Rung rung;
         int tracker = 0, precision = 0;
@@ -69,6 +70,11 @@ void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path,
         r.read_int(item, at, "max_points", 1, 16384, rung.max_points);
         r.read_int(item, at, "stride", 1, 30, rung.stride);
         r.read_string(item, at, "model", rung.model, true);
+        if (item["template_refinement"]) {
+          bool refine = true;
+          r.read_bool(item, at, "template_refinement", refine);
+          rung.template_refinement = refine;
+        }
         if (rung.tracker == "klt" && i + 1 != list.size()) r.problem(item, at, "a klt rung can only be the last rung");
         if (rung.tracker == "klt" && !rung.model.empty()) {
           r.problem(item["model"], YamlReader::join(at, "model"), "a klt rung has no model: 'model' names edgetap weights");

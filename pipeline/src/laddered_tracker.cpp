@@ -89,6 +89,7 @@ std::string rung_name(const config::Rung& rung, const config::CameraConfig& came
   if (rung.iters > 0) name += "-i" + std::to_string(rung.iters);
   if (rung.max_points > 0) name += "-p" + std::to_string(rung.max_points);
   if (rung.stride > 1) name += "-s" + std::to_string(rung.stride);
+  if (rung.template_refinement == false) name += "-unrefined";
   return name;
 }
 
@@ -100,6 +101,7 @@ RungTrackerFactory rung_tracker_factory(const config::CameraConfig& camera, Mode
     at_rung.model_height = rung.height;
     at_rung.edgetap.iters = rung.iters;
     at_rung.edgetap.precision = rung.precision;
+    if (rung.template_refinement) at_rung.edgetap.template_refinement = *rung.template_refinement;
     if (!rung.model.empty()) at_rung.edgetap.model = rung.model;
     return make_tracker(at_rung, models, error);
   };

@@ -141,7 +141,7 @@ TEST(Config, LadderRungModelsResolveAgainstTheFilesFolder) {
   const Config config = load_string(R"(
 defaults:
   tracker: edgetap
-  ladder: [{model: models/large.safetensors}, {model: /opt/small.safetensors, size: [128, 128]}, {}, {tracker: klt}]
+  ladder: [{model: models/large.safetensors}, {model: /opt/small.safetensors, size: [128, 128]}, {template_refinement: false}, {tracker: klt}]
 cameras:
   - {name: a, source: test:ball}
 )",
@@ -151,6 +151,8 @@ cameras:
   EXPECT_EQ(ladder[0].model, "/base/models/large.safetensors");
   EXPECT_EQ(ladder[1].model, "/opt/small.safetensors");
   EXPECT_EQ(ladder[2].model, "");  // the camera's edgetap.model
+  EXPECT_FALSE(ladder[0].template_refinement.has_value());  // the camera's setting
+  EXPECT_EQ(ladder[2].template_refinement, false);
   EXPECT_EQ(ladder[3].tracker, "klt");
 }
 

@@ -3,6 +3,8 @@
 // cameras sharing the compute gate where only the overloaded one steps down.
 #include <gtest/gtest.h>
 
+#include <opencv2/imgproc.hpp>
+
 #include <atomic>
 #include <cmath>
 #include <thread>
@@ -261,4 +263,42 @@ TEST(Ladder, Fp16RungsAreLeftOutWithTheReasonWhereNoGpuRunsTheNetwork) {
   skipped.clear();
   EXPECT_EQ(pipeline::resolve_ladder(camera, skipped, true).size(), 2u);
   EXPECT_TRUE(skipped.empty());
+}
+
+TEST(Ladder, ARungWithoutTemplateRefinementIsNamedSoAndBuildsTrackersWithout) {
+  config::CameraConfig camera;
+  camera.tracker = "edgetap";
+  camera.model_width = camera.model_height = 128;
+  camera.edgetap.model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-small.safetensors";
+  config::Rung refined, unrefined;
+  unrefined.template_refinement = false;
+  camera.ladder = {refined, unrefined};
+  std::vector<std::string> skipped;
+  const std::vector<config::Rung> rungs = pipeline::resolve_ladder(camera, skipped, false);
+  ASSERT_EQ(rungs.size(), 2u);
+  EXPECT_EQ(pipeline::rung_name(rungs[0], camera), "edgetap-fp32-128x128");
+  EXPECT_EQ(pipeline::rung_name(rungs[1], camera), "edgetap-fp32-128x128-unrefined");
+  // The two rungs' trackers on a texture moved by a sub-pixel shift: the model declares
+  // refinement, so only the first rung's positions are aligned, and they differ.
+  pipeline::ModelCache models;
+  const pipeline::RungTrackerFactory factory = pipeline::rung_tracker_factory(camera, models);
+  std::string error;
+  auto with = factory(rungs[0], error);
+  auto without = factory(rungs[1], error);
+  ASSERT_TRUE(with && without) << error;
+  const cv::Mat a = test::random_texture(128, 128, 5);
+  cv::Mat b;
+  const cv::Mat shift = (cv::Mat_<double>(2, 3) << 1, 0, 0.7, 0, 1, -0.4);
+  cv::warpAffine(a, b, shift, a.size(), cv::INTER_CUBIC, cv::BORDER_REFLECT);
+  const std::vector<Query> queries{{"p", 64.f, 64.f}, {"q", 40.f, 80.f}};
+  std::vector<TrackPoint> out_with, out_without;
+  for (Tracker* t : {with.get(), without.get()}) {
+    std::vector<TrackPoint>& out = t == with.get() ? out_with : out_without;
+    t->add_queries(queries);
+    ASSERT_TRUE(t->push_frame(ImageView{a.data, a.cols, a.rows, a.step}, out));
+    ASSERT_TRUE(t->push_frame(ImageView{b.data, b.cols, b.rows, b.step}, out));
+  }
+  ASSERT_EQ(out_with.size(), 2u);
+  EXPECT_TRUE(out_with[0].x != out_without[0].x || out_with[0].y != out_without[0].y ||
+              out_with[1].x != out_without[1].x || out_with[1].y != out_without[1].y);
 }

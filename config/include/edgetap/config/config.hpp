@@ -71,6 +71,8 @@ struct Rung {                        // key: ladder[i]
   int stride = 1;                    // stride: track every stride-th frame
   std::string model;                 // model: edgetap weights for this rung (.safetensors, its .json beside;
                                      //   "" = the camera's edgetap.model)
+  std::optional<bool> template_refinement;  // template_refinement: this rung's (unset = the camera's
+                                            //   edgetap.template_refinement); false makes a cheaper rung
   bool operator==(const Rung&) const = default;
 };
 
