@@ -1,10 +1,24 @@
 #include "edgetap/engine/refined_session.hpp"
 
+#include <algorithm>
+#include <exception>
+#include <thread>
+
 namespace edgetap::engine {
 
+namespace {
+
+int thread_count(int requested) {
+  if (requested > 0) return requested;
+  const unsigned hardware = std::thread::hardware_concurrency();
+  return std::clamp(static_cast<int>(hardware), 1, RefinedSession::kMaxThreads);
+}
+
+}  // namespace
+
 RefinedSession::RefinedSession(std::unique_ptr<TrackingSession> network, const TemplateAlignmentConfig& config,
-                               const ModelConfig& model)
-    : network_(std::move(network)), config_(config), model_(model) {}
+                               const ModelConfig& model, int threads)
+    : network_(std::move(network)), config_(config), model_(model), threads_(thread_count(threads)) {}
 
 Status RefinedSession::push_frame(const ImageView& frame) noexcept {
   Status status = network_->push_frame(frame);
@@ -13,6 +27,7 @@ Status RefinedSession::push_frame(const ImageView& frame) noexcept {
     frame_ = grey_frame(frame);
     last_accepted_ = 0;
     const std::int64_t now = network_->frames();
+    aligning_.clear();
     for (std::size_t h = 0; h < tracks_.size(); ++h) {
       const int handle = static_cast<int>(h);
       if (!network_->alive(handle)) continue;
@@ -21,8 +36,13 @@ Status RefinedSession::push_frame(const ImageView& frame) noexcept {
       t.published = e;
       t.published_frame = now;
       if (t.tmpl.empty() || model_.visible_score(e.visible, e.confidence) < model_.visible_threshold) continue;
-      const AlignmentResult a = align_template(frame_, t.tmpl, e.x, e.y, t.warp, config_);
+      aligning_.push_back(handle);
+    }
+    align_all();
+    for (std::size_t i = 0; i < aligning_.size(); ++i) {
+      const AlignmentResult& a = alignments_[i];
       if (!a.accepted) continue;
+      Track& t = tracks_[static_cast<std::size_t>(aligning_[i])];
       t.published.x = a.x;
       t.published.y = a.y;
       ++last_accepted_;
@@ -32,6 +52,44 @@ Status RefinedSession::push_frame(const ImageView& frame) noexcept {
     return Status::ok();
   } catch (const std::exception& e) {
     return Status::error(Status::Code::internal, std::string("template refinement: ") + e.what());
+  }
+}
+
+void RefinedSession::align_all() {
+  const std::size_t n = aligning_.size();
+  alignments_.assign(n, AlignmentResult{});
+  const auto align_range = [this](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const Track& t = tracks_[static_cast<std::size_t>(aligning_[i])];
+      alignments_[i] = align_template(frame_, t.tmpl, t.published.x, t.published.y, t.warp, config_);
+    }
+  };
+  const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(threads_), n / kTracksPerThread);
+  if (workers <= 1) {
+    align_range(0, n);
+    return;
+  }
+  // Contiguous shares; the calling thread takes the first. A failure in a helper (an allocation)
+  // is carried back and rethrown here.
+  std::vector<std::thread> helpers;
+  std::vector<std::exception_ptr> failures(workers);
+  for (std::size_t w = 1; w < workers; ++w) {
+    helpers.emplace_back([&, w] {
+      try {
+        align_range(n * w / workers, n * (w + 1) / workers);
+      } catch (...) {
+        failures[w] = std::current_exception();
+      }
+    });
+  }
+  try {
+    align_range(0, n / workers);
+  } catch (...) {
+    failures[0] = std::current_exception();
+  }
+  for (std::thread& helper : helpers) helper.join();
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
   }
 }
 

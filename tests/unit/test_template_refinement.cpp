@@ -344,3 +344,27 @@ TEST(RefinedSession, TheCameraSettingChoosesAlignedOrNetworkPositions) {
   }
   EXPECT_GE(aligned, 7);
 }
+
+TEST(RefinedSession, ThreadsShareAFrameWithoutChangingItsResult) {
+  // Enough tracks for several threads: the same outputs with one thread and with three.
+  const RgbFrame a = render(texture), b = render(texture, {1, 0, 0, 1}, 0.8, -0.6);
+  std::vector<engine::Point2> points;
+  for (int i = 0; i < 400; ++i) points.push_back({14.f + static_cast<float>(i % 20) * 5.f, 14.f + static_cast<float>(i / 20) * 5.f});
+  std::vector<std::vector<engine::TrackEstimate>> published;
+  for (int threads : {1, 3}) {
+    auto network = std::make_unique<SetSession>();
+    SetSession& net = *network;
+    engine::RefinedSession session(std::move(network), TemplateAlignmentConfig{}, engine::ModelConfig{}, threads);
+    ASSERT_TRUE(session.push_frame(a.view()));
+    const std::vector<int> h = session.add_tracks(points);
+    for (const engine::Point2& p : points) net.next.push_back({p.x + 0.3f, p.y - 0.2f, 0.9f, 0.9f});
+    ASSERT_TRUE(session.push_frame(b.view()));
+    EXPECT_GT(session.last_accepted(), 300);
+    published.emplace_back();
+    for (int handle : h) published.back().push_back(session.estimate(handle));
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    EXPECT_EQ(published[0][i].x, published[1][i].x) << i;
+    EXPECT_EQ(published[0][i].y, published[1][i].y) << i;
+  }
+}

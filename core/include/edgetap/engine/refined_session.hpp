@@ -16,10 +16,16 @@ namespace edgetap::engine {
 
 class RefinedSession final : public TrackingSession {
  public:
-  // A track is aligned in a frame when `rule`'s score of the network's output
-  // is at least `visible_threshold` (the model's published rule).
+  // A track is aligned in a frame when `model`'s visible score of the network's
+  // output is at least its visible_threshold (the model's published rule).
+  // `threads`: how many threads share a frame's alignments (tracks are
+  // independent, so the result is the same for any number); 0 = the
+  // hardware's, at most kMaxThreads.
   RefinedSession(std::unique_ptr<TrackingSession> network, const TemplateAlignmentConfig& config,
-                 const ModelConfig& model);
+                 const ModelConfig& model, int threads = 0);
+  static constexpr int kMaxThreads = 4;
+  // Fewer tracks to align than this in a frame run on the calling thread alone.
+  static constexpr std::size_t kTracksPerThread = 64;
 
   Status push_frame(const ImageView& frame) noexcept override;
   std::vector<int> add_tracks(std::span<const Point2> points) override;
@@ -38,12 +44,17 @@ class RefinedSession final : public TrackingSession {
     TrackEstimate published;
     std::int64_t published_frame = -1;  // frames() when `published` was set
   };
+  // Aligns every track in aligning_ into alignments_, on up to threads_ threads.
+  void align_all();
 
   std::unique_ptr<TrackingSession> network_;
   TemplateAlignmentConfig config_;
   ModelConfig model_;
   GreyFrame frame_;
   std::vector<Track> tracks_;  // by handle
+  int threads_;
+  std::vector<int> aligning_;                 // handles aligned in the frame being pushed
+  std::vector<AlignmentResult> alignments_;   // their results, in the same order
   int last_accepted_ = 0;
 };
 
