@@ -35,6 +35,8 @@ a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence
   --iters N        edgetap: refinement iterations per frame (default: the model's own)
   --model FILE     edgetap: the network's weights (.safetensors, its .json beside;
                    default: the bundled models/edgetap-small)
+  --no-refinement  edgetap: score the network's positions, without the template
+                   refinement the model's .json may declare (models/INFERENCE.md)
   --size WxH       frame size the tracker sees (default 256x256); "native" keeps each clip's
   --json FILE      write every score as JSON
   --overlay DIR    write a strip per sequence: predictions against ground truth
@@ -56,6 +58,7 @@ struct Arguments {
   bool score_clips = false;
   int iters = 0;  // edgetap refinement iterations (0 = the model's own)
   std::string model;  // edgetap weights ("" = the bundled model)
+  bool refine = true;  // edgetap: template refinement where the model declares it
   bool quiet = false;
   std::string json_file;
   std::string record_dir;   // --record-trace
@@ -111,6 +114,8 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
       a.record_dir = argv[++i];
     } else if (arg == "--replay-trace" && has_value) {
       a.replay_file = argv[++i];
+    } else if (arg == "--no-refinement") {
+      a.refine = false;
     } else if (arg == "--quiet") {
       a.quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -130,9 +135,9 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
     return 2;
   }
   if (!a.replay_file.empty()) {
-    if (!a.record_dir.empty() || !a.model.empty() || a.iters != 0) {
-      std::fprintf(stderr, "edgetap eval: --replay-trace scores recorded answers; --record-trace, --model and "
-                           "--iters do not apply\n");
+    if (!a.record_dir.empty() || !a.model.empty() || a.iters != 0 || !a.refine) {
+      std::fprintf(stderr, "edgetap eval: --replay-trace scores recorded answers; --record-trace, --model, "
+                           "--iters and --no-refinement do not apply\n");
       return 2;
     }
     if (!a.tracker_named) a.eval.tracker = "replay";
@@ -211,7 +216,7 @@ int eval_command(int argc, char** argv) {
       replay.emplace(a.replay_file, a.eval.tracker);
       make_tracker = replay->factory();
     } else {
-      make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size, a.iters, a.model);
+      make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size, a.iters, a.model, a.refine);
     }
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "edgetap eval: %s\n", e.what());

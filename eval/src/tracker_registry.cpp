@@ -7,12 +7,14 @@
 
 namespace edgetap::eval {
 
-TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters, const std::string& model) {
+TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters, const std::string& model,
+                               bool template_refinement) {
   config::CameraConfig camera;
   camera.name = "eval";
   camera.tracker = name;
   camera.edgetap.iters = iters;
   camera.edgetap.model = model;
+  camera.edgetap.template_refinement = template_refinement;
   if (!size.native()) {
     camera.model_width = size.width;
     camera.model_height = size.height;

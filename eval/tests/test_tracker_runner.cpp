@@ -189,3 +189,27 @@ TEST(TrackerRunner, KltFollowsAGentleGeneratedSequence) {
   EXPECT_GT(scores.occlusion_accuracy, 0.85);
   EXPECT_GT(scores.within[2], 0.95);  // within 4 px at 256x256
 }
+
+TEST(TrackerRunner, EdgeTapScoresRefinedOrNetworkPositionsAsAsked) {
+  // The bundled network declares template refinement: with it the positions move (within the
+  // refinement's 2 px), without it they are the network's.
+  TempDir dir("runner-refinement");
+  const auto seq = background_only_sequence(dir, [](synth::SynthOptions& o) { o.frames = 4; });
+  const auto queries = eval::queries_first(seq.truth);
+  ASSERT_FALSE(queries.empty());
+  const auto run = [&](bool refine) {
+    return eval::predict(eval::tracker_factory("edgetap", eval::FrameSize{}, 0, "", refine), seq.frames,
+                         seq.truth.width, seq.truth.height, queries, eval::QueryMode::first);
+  };
+  const auto refined = run(true);
+  const auto network = run(false);
+  int moved = 0;
+  for (std::size_t q = 0; q < refined.size(); ++q) {
+    for (std::size_t t = 0; t < refined[q].size(); ++t) {
+      const double d = std::hypot(refined[q][t].x - network[q][t].x, refined[q][t].y - network[q][t].y);
+      EXPECT_LT(d, 2.0 + 1e-6) << q << " " << t;  // max_shift: the tracker sees the native frames here
+      moved += d > 1e-6;
+    }
+  }
+  EXPECT_GT(moved, 0);
+}

@@ -34,6 +34,8 @@ OUT_FILE, for edgetap eval --replay-trace OUT_FILE.
   --visible-threshold X  a point is visible when the model's visible score >= X
                       (default: the model's own)
   --iters N           refinement iterations per frame (default: the model's own)
+  --no-refinement     publish the network's positions, without the template
+                      refinement the model's .json may declare
   --quiet             no progress on stderr
 Exit status: 0 answered, 1 bad input or a tracker failure, 2 bad arguments.
 )";
@@ -45,6 +47,7 @@ struct Options {
   backend::EngineKind engine = backend::EngineKind::cpu;
   std::optional<float> visible_threshold;
   int iters = 0;
+  bool refine = true;
   bool quiet = false;
 };
 
@@ -99,6 +102,8 @@ int parse(int argc, char** argv, Options& o, bool& done) {
         return 2;
       }
       o.iters = static_cast<int>(number);
+    } else if (arg == "--no-refinement") {
+      o.refine = false;
     } else if (arg == "--quiet") {
       o.quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -134,6 +139,7 @@ int run(const Options& o) {
   for (std::size_t p = 0; p < passes; ++p) {
     backend::Publishing publishing;
     publishing.visible_threshold = o.visible_threshold;
+    publishing.refine = o.refine;
     engine::EdgeTapTracker tracker(network, backend::make_session(o.engine, *network, o.iters, publishing),
                                    o.visible_threshold);
     const replay::PassStats stats = replay::answer_pass(recorded, p, tracker, file.parent_path(), out);

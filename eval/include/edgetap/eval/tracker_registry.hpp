@@ -17,6 +17,8 @@ namespace edgetap::eval {
 // `iters` > 0 sets the edgetap network's refinement iterations (a ladder rung's setting);
 // a non-empty `model` names the edgetap weights (.safetensors, its .json beside),
 // as a camera's edgetap.model does, instead of the bundled model.
-TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters = 0, const std::string& model = "");
+// `template_refinement`: edgetap publishes template-refined positions where the model declares it.
+TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters = 0, const std::string& model = "",
+                               bool template_refinement = true);
 
 }  // namespace edgetap::eval
