@@ -33,20 +33,19 @@ int run(int argc, char** argv) {
   std::vector<int> point_counts;
   bool refinement = true;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--no-refinement") refinement = false;
-  }
-  for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
     if (arg == "--no-refinement") {
-      --i;  // a flag without a value
+      refinement = false;
       continue;
     }
-    if (arg == "--model") model = argv[i + 1];
-    else if (arg == "--size") size = std::atoi(argv[i + 1]);
-    else if (arg == "--points") point_counts.push_back(std::atoi(argv[i + 1]));
-    else if (arg == "--frames") frames = std::atoi(argv[i + 1]);
-    else if (arg == "--runs") runs = std::atoi(argv[i + 1]);
-    else if (arg == "--iters") iters = std::atoi(argv[i + 1]);
+    if (i + 1 >= argc) break;
+    const char* value = argv[++i];
+    if (arg == "--model") model = value;
+    else if (arg == "--size") size = std::atoi(value);
+    else if (arg == "--points") point_counts.push_back(std::atoi(value));
+    else if (arg == "--frames") frames = std::atoi(value);
+    else if (arg == "--runs") runs = std::atoi(value);
+    else if (arg == "--iters") iters = std::atoi(value);
   }
   if (point_counts.empty()) point_counts = {256, 1024};
   const engine::Network network =

@@ -71,48 +71,56 @@ struct WarpedPatch {
   std::vector<float> value, dx, dy;
 };
 
+// The four neighbours of (x, y) (pointers to their grey channel in f.planes; the other
+// channels follow each) and their bilinear weights. `inside`: (x, y) lies in
+// [0, width - 1) x [0, height - 1), so nothing needs clamping.
+struct Bilinear {
+  const float *a, *b, *c, *d;  // (x0, y0), (x0 + 1, y0), (x0, y0 + 1), (x0 + 1, y0 + 1), clamped to the frame
+  float w00, w01, w10, w11;
+  [[gnu::always_inline]] float blend(int channel) const noexcept {
+    return w00 * a[channel] + w01 * b[channel] + w10 * c[channel] + w11 * d[channel];
+  }
+};
+
+[[gnu::always_inline]] inline Bilinear bilinear(const GreyFrame& f, float x, float y, bool inside) noexcept {
+  std::size_t step_x = 3, step_y = 3 * static_cast<std::size_t>(f.width);
+  int x0, y0;
+  if (inside) {
+    x0 = static_cast<int>(x);
+    y0 = static_cast<int>(y);
+  } else {
+    x = std::clamp(x, 0.f, static_cast<float>(f.width - 1));
+    y = std::clamp(y, 0.f, static_cast<float>(f.height - 1));
+    x0 = std::min(static_cast<int>(x), f.width - 1);
+    y0 = std::min(static_cast<int>(y), f.height - 1);
+    if (x0 + 1 > f.width - 1) step_x = 0;
+    if (y0 + 1 > f.height - 1) step_y = 0;
+  }
+  const float fx = x - static_cast<float>(x0), fy = y - static_cast<float>(y0);
+  const float* a = f.planes.data() + 3 * (static_cast<std::size_t>(y0) * f.width + x0);
+  return {a, a + step_x, a + step_y, a + step_y + step_x, (1 - fy) * (1 - fx), (1 - fy) * fx, fy * (1 - fx), fy * fx};
+}
+
 void sample_patch(const GreyFrame& f, float x, float y, const AffineWarp& w, int r, WarpedPatch& out) {
   const std::size_t n = static_cast<std::size_t>(2 * r + 1) * static_cast<std::size_t>(2 * r + 1);
   out.value.resize(n);
   out.dx.resize(n);
   out.dy.resize(n);
-  const float x_max = static_cast<float>(f.width - 1), y_max = static_cast<float>(f.height - 1);
   // The patch's corners bound it (the warp is affine): strictly inside the last pixel centre, no
   // sample needs clamping and every neighbour (x0 + 1, y0 + 1) exists.
   const auto rf = static_cast<float>(r);
   const float ex = rf * (std::abs(w.a[0]) + std::abs(w.a[1])), ey = rf * (std::abs(w.a[2]) + std::abs(w.a[3]));
-  const bool inside = x - ex >= 0.f && x + ex < x_max && y - ey >= 0.f && y + ey < y_max;
-  const float* px = f.interleaved.data();
-  const std::size_t row = 3 * static_cast<std::size_t>(f.width);
+  const bool inside = x - ex >= 0.f && x + ex < static_cast<float>(f.width - 1) && y - ey >= 0.f &&
+                      y + ey < static_cast<float>(f.height - 1);
   std::size_t k = 0;
   for (int iy = -r; iy <= r; ++iy) {
     const auto oy = static_cast<float>(iy);
     for (int ix = -r; ix <= r; ++ix, ++k) {
       const auto ox = static_cast<float>(ix);
-      float sx = x + w.a[0] * ox + w.a[1] * oy;
-      float sy = y + w.a[2] * ox + w.a[3] * oy;
-      int x0, y0;
-      std::size_t step_x = 3, step_y = row;
-      if (inside) {
-        x0 = static_cast<int>(sx);
-        y0 = static_cast<int>(sy);
-      } else {  // bilinear with coordinates clamped to the frame, as sample_clamped
-        sx = std::clamp(sx, 0.f, x_max);
-        sy = std::clamp(sy, 0.f, y_max);
-        x0 = std::min(static_cast<int>(sx), f.width - 1);
-        y0 = std::min(static_cast<int>(sy), f.height - 1);
-        if (x0 + 1 > f.width - 1) step_x = 0;
-        if (y0 + 1 > f.height - 1) step_y = 0;
-      }
-      const float fx = sx - static_cast<float>(x0), fy = sy - static_cast<float>(y0);
-      const float w00 = (1 - fy) * (1 - fx), w01 = (1 - fy) * fx, w10 = fy * (1 - fx), w11 = fy * fx;
-      const float* a = px + 3 * (static_cast<std::size_t>(y0) * f.width + x0);
-      const float* b = a + step_x;
-      const float* c = a + step_y;
-      const float* d = c + step_x;
-      out.value[k] = w00 * a[0] + w01 * b[0] + w10 * c[0] + w11 * d[0];
-      out.dx[k] = w00 * a[1] + w01 * b[1] + w10 * c[1] + w11 * d[1];
-      out.dy[k] = w00 * a[2] + w01 * b[2] + w10 * c[2] + w11 * d[2];
+      const Bilinear s = bilinear(f, x + w.a[0] * ox + w.a[1] * oy, y + w.a[2] * ox + w.a[3] * oy, inside);
+      out.value[k] = s.blend(GreyFrame::kGrey);
+      out.dx[k] = s.blend(GreyFrame::kDx);
+      out.dy[k] = s.blend(GreyFrame::kDy);
     }
   }
 }
@@ -127,8 +135,6 @@ float ncc_at(const GreyFrame& f, const std::vector<float>& tmpl, float x, float 
   for (std::size_t k = 0; k < tmpl.size(); ++k) sum += (scratch.value[k] - s.mean) * inv * tmpl[k];
   return static_cast<float>(sum / static_cast<double>(tmpl.size() - 1));
 }
-
-
 
 // The Gauss-Newton system of one step: h = J^T J (lower triangle filled) and b = J^T r, with
 // J = [gx ox, gx oy, gy ox, gy oy, gx, gy] the normalized patch's derivatives by the warp's
@@ -202,47 +208,28 @@ GreyFrame grey_frame(const ImageView& frame) {
   GreyFrame g;
   g.width = frame.width;
   g.height = frame.height;
-  const std::size_t n = static_cast<std::size_t>(frame.width) * static_cast<std::size_t>(frame.height);
-  g.grey.resize(n);
-  g.dx.assign(n, 0.f);
-  g.dy.assign(n, 0.f);
+  const int W = frame.width;
+  g.planes.assign(3 * static_cast<std::size_t>(W) * static_cast<std::size_t>(frame.height), 0.f);
+  float* p = g.planes.data();
   for (int y = 0; y < frame.height; ++y) {
     const std::uint8_t* row = frame.row(y);
-    for (int x = 0; x < frame.width; ++x) {
-      g.grey[static_cast<std::size_t>(y) * frame.width + x] =
-          0.299f * row[3 * x] + 0.587f * row[3 * x + 1] + 0.114f * row[3 * x + 2];
-    }
-  }
-  const int W = frame.width;
-  for (int y = 0; y < frame.height; ++y) {
-    for (int x = 1; x + 1 < W; ++x) {
-      const std::size_t i = static_cast<std::size_t>(y) * W + x;
-      g.dx[i] = 0.5f * (g.grey[i + 1] - g.grey[i - 1]);
-    }
-  }
-  for (int y = 1; y + 1 < frame.height; ++y) {
     for (int x = 0; x < W; ++x) {
-      const std::size_t i = static_cast<std::size_t>(y) * W + x;
-      g.dy[i] = 0.5f * (g.grey[i + W] - g.grey[i - W]);
+      p[3 * (static_cast<std::size_t>(y) * W + x)] = 0.299f * row[3 * x] + 0.587f * row[3 * x + 1] + 0.114f * row[3 * x + 2];
     }
   }
-  g.interleaved.resize(3 * n);
-  for (std::size_t i = 0; i < n; ++i) {
-    g.interleaved[3 * i] = g.grey[i];
-    g.interleaved[3 * i + 1] = g.dx[i];
-    g.interleaved[3 * i + 2] = g.dy[i];
+  const std::size_t row_step = 3 * static_cast<std::size_t>(W);
+  for (int y = 0; y < frame.height; ++y) {
+    for (int x = 0; x < W; ++x) {
+      const std::size_t i = 3 * (static_cast<std::size_t>(y) * W + x);
+      if (x > 0 && x + 1 < W) p[i + GreyFrame::kDx] = 0.5f * (p[i + 3] - p[i - 3]);
+      if (y > 0 && y + 1 < frame.height) p[i + GreyFrame::kDy] = 0.5f * (p[i + row_step] - p[i - row_step]);
+    }
   }
   return g;
 }
 
-float sample_clamped(const std::vector<float>& plane, int width, int height, float x, float y) noexcept {
-  x = std::clamp(x, 0.f, static_cast<float>(width - 1));
-  y = std::clamp(y, 0.f, static_cast<float>(height - 1));
-  const int x0 = std::min(static_cast<int>(x), width - 1), y0 = std::min(static_cast<int>(y), height - 1);
-  const int x1 = std::min(x0 + 1, width - 1), y1 = std::min(y0 + 1, height - 1);
-  const float fx = x - static_cast<float>(x0), fy = y - static_cast<float>(y0);
-  const auto at = [&](int xx, int yy) { return plane[static_cast<std::size_t>(yy) * width + xx]; };
-  return (1 - fy) * ((1 - fx) * at(x0, y0) + fx * at(x1, y0)) + fy * ((1 - fx) * at(x0, y1) + fx * at(x1, y1));
+float sample_clamped(const GreyFrame& frame, GreyFrame::Channel c, float x, float y) noexcept {
+  return bilinear(frame, x, y, false).blend(c);
 }
 
 std::vector<float> capture_template(const GreyFrame& frame, float x, float y, const TemplateAlignmentConfig& config) {

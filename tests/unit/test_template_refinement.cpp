@@ -76,15 +76,16 @@ TEST(TemplateAlignment, GreyFrameWeighsTheChannelsAndDifferencesInside) {
     px[3 * i + 2] = static_cast<std::uint8_t>(20 * y);
   }
   const engine::GreyFrame g = engine::grey_frame(ImageView{px.data(), 4, 3, 12});
-  EXPECT_NEAR(g.grey[1 * 4 + 2], 0.299f * 20 + 0.587f * 100 + 0.114f * 20, 1e-4);
-  EXPECT_NEAR(g.dx[1 * 4 + 1], 0.299f * 10, 1e-4);  // central difference: (g(2) - g(0)) / 2
-  EXPECT_NEAR(g.dy[1 * 4 + 1], 0.114f * 20, 1e-4);
-  EXPECT_EQ(g.dx[1 * 4 + 0], 0.f);  // outermost columns and rows are 0
-  EXPECT_EQ(g.dy[0 * 4 + 1], 0.f);
+  using G = engine::GreyFrame;
+  EXPECT_NEAR(g.at(1 * 4 + 2, G::kGrey), 0.299f * 20 + 0.587f * 100 + 0.114f * 20, 1e-4);
+  EXPECT_NEAR(g.at(1 * 4 + 1, G::kDx), 0.299f * 10, 1e-4);  // central difference: (g(2) - g(0)) / 2
+  EXPECT_NEAR(g.at(1 * 4 + 1, G::kDy), 0.114f * 20, 1e-4);
+  EXPECT_EQ(g.at(1 * 4 + 0, G::kDx), 0.f);  // outermost columns and rows are 0
+  EXPECT_EQ(g.at(0 * 4 + 1, G::kDy), 0.f);
   // Bilinear between pixel centres, clamped beyond the frame.
-  EXPECT_NEAR(engine::sample_clamped(g.grey, 4, 3, 1.5f, 1.f), 0.5f * (g.grey[5] + g.grey[6]), 1e-4);
-  EXPECT_EQ(engine::sample_clamped(g.grey, 4, 3, -3.f, -1.f), g.grey[0]);
-  EXPECT_EQ(engine::sample_clamped(g.grey, 4, 3, 9.f, 7.f), g.grey[11]);
+  EXPECT_NEAR(engine::sample_clamped(g, G::kGrey, 1.5f, 1.f), 0.5f * (g.at(5, G::kGrey) + g.at(6, G::kGrey)), 1e-4);
+  EXPECT_EQ(engine::sample_clamped(g, G::kGrey, -3.f, -1.f), g.at(0, G::kGrey));
+  EXPECT_EQ(engine::sample_clamped(g, G::kGrey, 9.f, 7.f), g.at(11, G::kGrey));
 }
 
 TEST(TemplateAlignment, RecoversASubPixelShiftFromAPixelAway) {

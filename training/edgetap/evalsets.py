@@ -80,16 +80,29 @@ def resized_sequence(seq, size):
     return dict(seq, video=out.to(video.dtype))
 
 
+def frame_scale(seq):
+    """Frame pixels per original pixel, (x, y): the model input's size over the sequence's."""
+    h_in, w_in = seq["video"].shape[-2:]
+    return np.array([w_in / seq["W"], h_in / seq["H"]])
+
+
+def to_frame_pixels(seq, xy):
+    """ORIGINAL-pixel points [..., 2] in the pixels of the stored frames (pixel centres at integers)."""
+    return (xy + 0.5) * frame_scale(seq) - 0.5
+
+
+def to_original_pixels(seq, xy):
+    """The inverse of to_frame_pixels."""
+    return (xy + 0.5) / frame_scale(seq) - 0.5
+
+
 def run_tracker(model, seq, device, support=0):
     """Streams the model over one sequence (at its stored frame size); returns predictions in
     ORIGINAL pixels and vis/conf. support > 0 tracks a support x support grid queried at frame 0
     beside the sequence's points (context for the cross-track layer) and drops it from the output."""
-    W, H = seq["W"], seq["H"]
     h_in, w_in = seq["video"].shape[-2:]
-    sx, sy = w_in / W, h_in / H
-    q = seq["q"]
-    N = len(q)
-    pq = np.stack([(q[:, 0] + 0.5) * sx - 0.5, (q[:, 1] + 0.5) * sy - 0.5], -1)
+    N = len(seq["q"])
+    pq = to_frame_pixels(seq, seq["q"])
     tq = seq["tq"]
     if support:
         pq = np.concatenate([pq, support_grid(support, w_in, h_in)])
@@ -98,8 +111,7 @@ def run_tracker(model, seq, device, support=0):
     pq = torch.from_numpy(pq).float()[None].to(device)
     xy, vis, conf = track_clip(model, seq["video"][None], tq, pq)
     xy, vis, conf = xy[:, :N], vis[:, :N], conf[:, :N]
-    xy = xy[0].cpu().double().numpy()
-    out = np.stack([(xy[..., 0] + 0.5) / sx - 0.5, (xy[..., 1] + 0.5) / sy - 0.5], -1)
+    out = to_original_pixels(seq, xy[0].cpu().double().numpy())
     return out, vis[0].cpu().numpy(), conf[0].cpu().numpy()
 
 
@@ -186,11 +198,9 @@ def rescore(seqs, per, rule, threshold):
 def refined_predictions(seq, xy, visible, config):
     """The predictions (ORIGINAL pixels) with template refinement (refine.py) applied in the
     sequence's frames, where `visible` (the published rule) holds."""
-    h_in, w_in = seq["video"].shape[-2:]
-    s = np.array([w_in / seq["W"], h_in / seq["H"]])
-    xy_model, _ = refine.refine_tracks(seq["video"], (seq["q"] + 0.5) * s - 0.5, seq["tq"], (xy + 0.5) * s - 0.5,
-                                       visible, config)
-    return (xy_model + 0.5) / s - 0.5
+    xy_model, _ = refine.refine_tracks(seq["video"], to_frame_pixels(seq, seq["q"]), seq["tq"],
+                                       to_frame_pixels(seq, xy), visible, config)
+    return to_original_pixels(seq, xy_model)
 
 
 def evaluate(model, seqs, device, vis_threshold=0.5, with_conf_variant=False, keep_preds=False, support=0,

@@ -28,18 +28,20 @@ struct TemplateAlignmentConfig {
 };
 
 // A frame as the alignment reads it: grey levels (0.299 R + 0.587 G + 0.114 B,
-// 0..255) and their central differences (0 in the outermost rows/columns).
+// 0..255) and their central differences (0 in the outermost rows/columns),
+// stored together per pixel (channel 0, 1, 2), row-major.
 struct GreyFrame {
+  enum Channel { kGrey = 0, kDx = 1, kDy = 2 };
   int width = 0, height = 0;
-  std::vector<float> grey, dx, dy;  // row-major, width * height each
-  std::vector<float> interleaved;   // (grey, dx, dy) per pixel, row-major: what the alignment samples
+  std::vector<float> planes;  // width * height * 3
+  float at(std::size_t pixel, Channel c) const noexcept { return planes[3 * pixel + c]; }
 };
 
 GreyFrame grey_frame(const ImageView& frame);
 
-// The bilinear value of `plane` (width x height) at (x, y), pixel centres at
-// integers, coordinates clamped to the frame (the border value beyond it).
-float sample_clamped(const std::vector<float>& plane, int width, int height, float x, float y) noexcept;
+// The bilinear value of channel `c` at (x, y), pixel centres at integers,
+// coordinates clamped to the frame (the border value beyond it).
+float sample_clamped(const GreyFrame& frame, GreyFrame::Channel c, float x, float y) noexcept;
 
 struct AffineWarp {
   std::array<float, 4> a{1.f, 0.f, 0.f, 1.f};  // row-major 2x2
