@@ -1,33 +1,26 @@
 #include "edgetap/engine/refined_session.hpp"
 
-#include <algorithm>
 #include <exception>
-#include <thread>
+#include <string>
 
 namespace edgetap::engine {
 
-namespace {
-
-int thread_count(int requested) {
-  if (requested > 0) return requested;
-  const unsigned hardware = std::thread::hardware_concurrency();
-  return std::clamp(static_cast<int>(hardware), 1, RefinedSession::kMaxThreads);
-}
-
-}  // namespace
+RefinedSession::RefinedSession(std::unique_ptr<TrackingSession> network, std::unique_ptr<TemplateAligner> aligner,
+                               const ModelConfig& model)
+    : network_(std::move(network)), aligner_(std::move(aligner)), model_(model) {}
 
 RefinedSession::RefinedSession(std::unique_ptr<TrackingSession> network, const TemplateAlignmentConfig& config,
                                const ModelConfig& model, int threads)
-    : network_(std::move(network)), config_(config), model_(model), threads_(thread_count(threads)) {}
+    : RefinedSession(std::move(network), std::make_unique<CpuTemplateAligner>(config, threads), model) {}
 
 Status RefinedSession::push_frame(const ImageView& frame) noexcept {
   Status status = network_->push_frame(frame);
   if (!status) return status;
   try {
-    frame_ = grey_frame(frame);
+    aligner_->set_frame(frame);
     last_accepted_ = 0;
     const std::int64_t now = network_->frames();
-    aligning_.clear();
+    jobs_.clear();
     for (std::size_t h = 0; h < tracks_.size(); ++h) {
       const int handle = static_cast<int>(h);
       if (!network_->alive(handle)) continue;
@@ -35,14 +28,14 @@ Status RefinedSession::push_frame(const ImageView& frame) noexcept {
       const TrackEstimate& e = network_->estimate(handle);
       t.published = e;
       t.published_frame = now;
-      if (t.tmpl.empty() || model_.visible_score(e.visible, e.confidence) < model_.visible_threshold) continue;
-      aligning_.push_back(handle);
+      if (!t.has_template || model_.visible_score(e.visible, e.confidence) < model_.visible_threshold) continue;
+      jobs_.push_back(AlignmentJob{handle, e.x, e.y, t.warp});
     }
-    align_all();
-    for (std::size_t i = 0; i < aligning_.size(); ++i) {
+    aligner_->align(jobs_, alignments_);
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
       const AlignmentResult& a = alignments_[i];
       if (!a.accepted) continue;
-      Track& t = tracks_[static_cast<std::size_t>(aligning_[i])];
+      Track& t = tracks_[static_cast<std::size_t>(jobs_[i].handle)];
       t.published.x = a.x;
       t.published.y = a.y;
       ++last_accepted_;
@@ -55,51 +48,14 @@ Status RefinedSession::push_frame(const ImageView& frame) noexcept {
   }
 }
 
-void RefinedSession::align_all() {
-  const std::size_t n = aligning_.size();
-  alignments_.assign(n, AlignmentResult{});
-  const auto align_range = [this](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      const Track& t = tracks_[static_cast<std::size_t>(aligning_[i])];
-      alignments_[i] = align_template(frame_, t.tmpl, t.published.x, t.published.y, t.warp, config_);
-    }
-  };
-  const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(threads_), n / kTracksPerThread);
-  if (workers <= 1) {
-    align_range(0, n);
-    return;
-  }
-  // Contiguous shares; the calling thread takes the first. A failure in a helper (an allocation)
-  // is carried back and rethrown here.
-  std::vector<std::thread> helpers;
-  std::vector<std::exception_ptr> failures(workers);
-  for (std::size_t w = 1; w < workers; ++w) {
-    helpers.emplace_back([&, w] {
-      try {
-        align_range(n * w / workers, n * (w + 1) / workers);
-      } catch (...) {
-        failures[w] = std::current_exception();
-      }
-    });
-  }
-  try {
-    align_range(0, n / workers);
-  } catch (...) {
-    failures[0] = std::current_exception();
-  }
-  for (std::thread& helper : helpers) helper.join();
-  for (const std::exception_ptr& failure : failures) {
-    if (failure) std::rethrow_exception(failure);
-  }
-}
-
 std::vector<int> RefinedSession::add_tracks(std::span<const Point2> points) {
   const std::vector<int> handles = network_->add_tracks(points);
+  const std::vector<bool> has_template = aligner_->capture(handles, points);
   for (std::size_t i = 0; i < handles.size(); ++i) {
     const auto h = static_cast<std::size_t>(handles[i]);
     if (h >= tracks_.size()) tracks_.resize(h + 1);
     tracks_[h] = Track{};
-    tracks_[h].tmpl = capture_template(frame_, points[i].x, points[i].y, config_);
+    tracks_[h].has_template = has_template[i];
   }
   return handles;
 }

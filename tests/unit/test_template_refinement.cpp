@@ -16,56 +16,21 @@
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/engine/template_alignment.hpp"
 #include "edgetap/pipeline/tracker_factory.hpp"
+#include "support/moved_texture.hpp"
 #include "support/random_network.hpp"
+#include "support/refined_golden.hpp"
+#include "support/scripted_session.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace edgetap;
 using engine::AffineWarp;
 using engine::TemplateAlignmentConfig;
 
-namespace {
-
-constexpr int kSide = 128;
-
-// Grey level of a smooth texture at (x, y): sums of plane waves of several
-// orientations, so that every patch constrains both directions.
-double texture(double x, double y) {
-  return 128 + 38 * std::sin(0.31 * x + 0.17 * y) + 30 * std::sin(-0.23 * x + 0.41 * y + 1) +
-         24 * std::sin(0.53 * x - 0.29 * y + 2) + 16 * std::sin(0.07 * x + 0.61 * y + 0.5);
-}
-
-// The frame showing `f` moved by u -> c + S (u - c) + shift (S row-major 2x2,
-// c the frame centre): pixel x shows f at the inverse map of x.
-struct RgbFrame {
-  std::vector<std::uint8_t> bytes;
-  ImageView view() const { return ImageView{bytes.data(), kSide, kSide, 3 * kSide}; }
-};
-
-RgbFrame render(const std::function<double(double, double)>& f, std::array<double, 4> S = {1, 0, 0, 1},
-                double sx = 0, double sy = 0) {
-  const double c = (kSide - 1) / 2.0;
-  const double det = S[0] * S[3] - S[1] * S[2];
-  const std::array<double, 4> inv{S[3] / det, -S[1] / det, -S[2] / det, S[0] / det};
-  RgbFrame out;
-  out.bytes.resize(3 * kSide * kSide);
-  for (int y = 0; y < kSide; ++y) {
-    for (int x = 0; x < kSide; ++x) {
-      const double dx = x - c - sx, dy = y - c - sy;
-      const double u = c + inv[0] * dx + inv[1] * dy, v = c + inv[2] * dx + inv[3] * dy;
-      const auto g = static_cast<std::uint8_t>(std::lround(std::clamp(f(u, v), 0.0, 255.0)));
-      for (int ch = 0; ch < 3; ++ch) out.bytes[3 * (y * kSide + x) + ch] = g;
-    }
-  }
-  return out;
-}
-
-// Where the point at (x, y) of the unmoved texture lies after the same motion.
-std::array<double, 2> moved(double x, double y, std::array<double, 4> S, double sx, double sy) {
-  const double c = (kSide - 1) / 2.0;
-  return {c + S[0] * (x - c) + S[1] * (y - c) + sx, c + S[2] * (x - c) + S[3] * (y - c) + sy};
-}
-
-}  // namespace
+using test::moved;
+using test::render;
+using test::RgbFrame;
+using test::texture;
+constexpr int kSide = test::kTextureSide;
 
 TEST(TemplateAlignment, GreyFrameWeighsTheChannelsAndDifferencesInside) {
   std::vector<std::uint8_t> px(3 * 4 * 3, 0);
@@ -154,43 +119,10 @@ TEST(TemplateAlignment, RejectsFlatPatchesFarMovesAndOtherContent) {
   EXPECT_FALSE(r.accepted);
 }
 
-namespace {
-
-// A network session whose outputs the test sets: its estimate for a track is
-// whatever `next` holds when a frame is pushed.
-class SetSession final : public engine::TrackingSession {
- public:
-  std::vector<engine::TrackEstimate> next;  // by handle, taken at each push
-  Status push_frame(const ImageView&) noexcept override {
-    ++frames_;
-    for (std::size_t h = 0; h < estimates_.size() && h < next.size(); ++h) estimates_[h] = next[h];
-    return Status::ok();
-  }
-  std::vector<int> add_tracks(std::span<const engine::Point2> points) override {
-    std::vector<int> handles;
-    for (const engine::Point2& p : points) {
-      handles.push_back(static_cast<int>(estimates_.size()));
-      estimates_.push_back({p.x, p.y, 1.f, 1.f});
-      alive_.push_back(true);
-    }
-    return handles;
-  }
-  void remove_track(int handle) override { alive_[static_cast<std::size_t>(handle)] = false; }
-  bool alive(int handle) const override { return alive_[static_cast<std::size_t>(handle)]; }
-  const engine::TrackEstimate& estimate(int handle) const override { return estimates_[static_cast<std::size_t>(handle)]; }
-  std::int64_t frames() const noexcept override { return frames_; }
-
- private:
-  std::int64_t frames_ = 0;
-  std::vector<engine::TrackEstimate> estimates_;
-  std::vector<bool> alive_;
-};
-
-}  // namespace
 
 TEST(RefinedSession, AlignsVisibleOutputsAndLeavesTheNetworkAlone) {
-  auto network = std::make_unique<SetSession>();
-  SetSession& net = *network;
+  auto network = std::make_unique<test::ScriptedSession>();
+  test::ScriptedSession& net = *network;
   engine::ModelConfig model;  // rule "vis" at 0.5
   engine::RefinedSession session(std::move(network), TemplateAlignmentConfig{}, model);
   const RgbFrame a = render(texture), b = render(texture, {1, 0, 0, 1}, 1.2, 0.7);
@@ -255,56 +187,9 @@ TEST(RefinedSession, ModelFilesDeclareItAndBadValuesNameTheKey) {
 class RefinedGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RefinedGolden, ReproducesTheReferenceOnTheGoldenClip) {
-  // The golden clip's network outputs through RefinedSession against refined_xy, the same
-  // outputs refined by training/edgetap/refine.py (training/export.py, declare_refinement.py).
-  const std::string source = EDGETAP_SOURCE_DIR;
-  const engine::ModelConfig model = engine::load_model_config(source + "/models/" + GetParam() + ".json");
-  ASSERT_TRUE(model.refinement.has_value());
-  const engine::TensorMap g =
-      engine::load_safetensors(source + "/tests/data/golden/" + GetParam() + "-golden.safetensors");
-  const engine::Tensor& frames = g.at("frames");
-  const engine::Tensor& refined = g.at("refined_xy");
-  const engine::Tensor& out_xy = g.at("out_xy");
-  const engine::Tensor& out_vis = g.at("out_vis");
-  const engine::Tensor& out_conf = g.at("out_conf");
-  const engine::Tensor& query_t = g.at("query_t");
-  const engine::Tensor& query_xy = g.at("query_xy");
-  const int T = static_cast<int>(frames.shape[0]), H = static_cast<int>(frames.shape[1]),
-            W = static_cast<int>(frames.shape[2]), N = static_cast<int>(query_t.shape[0]);
-  auto network = std::make_unique<SetSession>();
-  SetSession& net = *network;
-  engine::RefinedSession session(std::move(network), *model.refinement, model);
-  std::vector<int> handle(static_cast<std::size_t>(N), -1);
-  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(H) * W * 3);
-  int moved = 0;
-  for (int t = 0; t < T; ++t) {
-    for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(frames.data[t * rgb.size() + i]);
-    net.next.clear();
-    for (int n = 0; n < N; ++n) {  // handles are given in query order, as the tracks start
-      const std::size_t at = static_cast<std::size_t>(t * N + n);
-      net.next.push_back({out_xy.data[2 * at], out_xy.data[2 * at + 1], out_vis.data[at], out_conf.data[at]});
-    }
-    std::vector<engine::TrackEstimate> by_handle(static_cast<std::size_t>(N));
-    for (int n = 0; n < N; ++n) {
-      if (handle[static_cast<std::size_t>(n)] >= 0) by_handle[static_cast<std::size_t>(handle[static_cast<std::size_t>(n)])] = net.next[static_cast<std::size_t>(n)];
-    }
-    net.next = by_handle;
-    ASSERT_TRUE(session.push_frame({rgb.data(), W, H, static_cast<std::size_t>(W) * 3}));
-    for (int n = 0; n < N; ++n) {
-      if (static_cast<int>(query_t.data[static_cast<std::size_t>(n)]) != t) continue;
-      const engine::Point2 q{query_xy.data[2 * n], query_xy.data[2 * n + 1]};
-      handle[static_cast<std::size_t>(n)] = session.add_tracks(std::span(&q, 1))[0];
-    }
-    for (int n = 0; n < N; ++n) {
-      if (static_cast<int>(query_t.data[static_cast<std::size_t>(n)]) >= t) continue;
-      const std::size_t at = static_cast<std::size_t>(t * N + n);
-      const engine::TrackEstimate& e = session.estimate(handle[static_cast<std::size_t>(n)]);
-      EXPECT_NEAR(e.x, refined.data[2 * at], 2e-3) << "frame " << t << " track " << n;
-      EXPECT_NEAR(e.y, refined.data[2 * at + 1], 2e-3) << "frame " << t << " track " << n;
-      if (std::abs(refined.data[2 * at] - out_xy.data[2 * at]) > 1e-4f) ++moved;
-    }
-  }
-  EXPECT_GT(moved, 5);  // the clip exercises the alignment, not only its rejections
+  test::expect_refined_golden(
+      EDGETAP_SOURCE_DIR, GetParam(),
+      [](const TemplateAlignmentConfig& config) { return std::make_unique<engine::CpuTemplateAligner>(config); }, 2e-3f);
 }
 
 INSTANTIATE_TEST_SUITE_P(ShippedModels, RefinedGolden, ::testing::Values("edgetap-small", "edgetap-large"),
@@ -353,8 +238,8 @@ TEST(RefinedSession, ThreadsShareAFrameWithoutChangingItsResult) {
   for (int i = 0; i < 400; ++i) points.push_back({14.f + static_cast<float>(i % 20) * 5.f, 14.f + static_cast<float>(i / 20) * 5.f});
   std::vector<std::vector<engine::TrackEstimate>> published;
   for (int threads : {1, 3}) {
-    auto network = std::make_unique<SetSession>();
-    SetSession& net = *network;
+    auto network = std::make_unique<test::ScriptedSession>();
+    test::ScriptedSession& net = *network;
     engine::RefinedSession session(std::move(network), TemplateAlignmentConfig{}, engine::ModelConfig{}, threads);
     ASSERT_TRUE(session.push_frame(a.view()));
     const std::vector<int> h = session.add_tracks(points);

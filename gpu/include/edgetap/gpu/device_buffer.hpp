@@ -41,11 +41,16 @@ class DeviceBuffer {
     EDGETAP_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)));
     count_ = count;
   }
-  // Like resize, but the first size() elements survive (synchronous copy).
+  // Like resize, but the first size() elements survive (synchronous copy: a
+  // device-to-device cudaMemcpy may return before it is done, so the device is
+  // waited for, and work on any stream afterwards sees the copied elements).
   void grow_keeping(std::size_t count) {
     if (count <= count_) return;
     DeviceBuffer bigger(count);
-    if (count_ > 0) EDGETAP_CUDA_CHECK(cudaMemcpy(bigger.ptr_, ptr_, bytes(), cudaMemcpyDeviceToDevice));
+    if (count_ > 0) {
+      EDGETAP_CUDA_CHECK(cudaMemcpy(bigger.ptr_, ptr_, bytes(), cudaMemcpyDeviceToDevice));
+      EDGETAP_CUDA_CHECK(cudaDeviceSynchronize());
+    }
     *this = std::move(bigger);
   }
   T* data() noexcept { return ptr_; }

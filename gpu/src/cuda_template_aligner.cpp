@@ -1,0 +1,167 @@
+#include "edgetap/gpu/cuda_template_aligner.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "edgetap/gpu/device_buffer.hpp"
+#include "edgetap/kernels/cuda/template_alignment.hpp"
+
+namespace edgetap::gpu {
+
+namespace k = kernels::cuda;
+
+struct CudaTemplateAligner::Impl {
+  engine::TemplateAlignmentConfig config;
+  k::AlignmentSettings settings;
+  cudaStream_t stream = nullptr;
+  int width = 0, height = 0;  // the current frame's; 0: none
+  int capacity = 0;           // template rows
+  std::vector<bool> has_row;  // by handle: whether its row holds a template
+  PinnedBuffer<std::uint8_t> rgb_host;
+  DeviceBuffer<std::uint8_t> rgb;
+  DeviceBuffer<float4> grey;
+  DeviceBuffer<float> templates;  // [capacity][cells]
+  PinnedBuffer<float2> points_host;
+  PinnedBuffer<int> slots_host, flags_host;
+  DeviceBuffer<float2> points;
+  DeviceBuffer<int> slots, flags;
+  PinnedBuffer<k::AlignmentTask> tasks_host;
+  PinnedBuffer<k::AlignmentOutcome> outcomes_host;
+  DeviceBuffer<k::AlignmentTask> tasks;
+  DeviceBuffer<k::AlignmentOutcome> outcomes;
+
+  std::size_t cells() const { return static_cast<std::size_t>(config.cells()); }
+
+  void ensure_capacity(int handle) {
+    if (handle < capacity) return;
+    int grown = std::max(capacity, 1);
+    while (grown <= handle) grown *= 2;
+    EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));  // no capture may still write the old rows
+    templates.grow_keeping(static_cast<std::size_t>(grown) * cells());
+    capacity = grown;
+  }
+};
+
+CudaTemplateAligner::CudaTemplateAligner(const engine::TemplateAlignmentConfig& config, int capacity)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.config = config;
+  m.settings = k::AlignmentSettings{config.radius, config.iters, config.min_ncc, config.max_shift};
+  EDGETAP_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
+  m.ensure_capacity(std::max(capacity, 1) - 1);
+}
+
+CudaTemplateAligner::~CudaTemplateAligner() {
+  if (impl_ && impl_->stream != nullptr) {
+    cudaStreamSynchronize(impl_->stream);
+    cudaStreamDestroy(impl_->stream);
+  }
+}
+
+void CudaTemplateAligner::set_frame(const ImageView& frame) {
+  Impl& m = *impl_;
+  if (frame.empty()) {
+    m.width = m.height = 0;
+    return;
+  }
+  const std::size_t row = 3 * static_cast<std::size_t>(frame.width);
+  const std::size_t bytes = row * static_cast<std::size_t>(frame.height);
+  EDGETAP_CUDA_CHECK(cudaStreamSynchronize(m.stream));  // the last frame's copy has left the pinned buffer
+  m.rgb_host.resize(bytes);
+  m.rgb.resize(bytes);
+  m.grey.resize(static_cast<std::size_t>(frame.width) * static_cast<std::size_t>(frame.height));
+  for (int y = 0; y < frame.height; ++y) std::memcpy(m.rgb_host.data() + y * row, frame.row(y), row);
+  EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.rgb.data(), m.rgb_host.data(), bytes, cudaMemcpyHostToDevice, m.stream));
+  k::grey_frame(m.rgb.data(), frame.width, frame.height, row, m.grey.data(), m.stream);
+  m.width = frame.width;
+  m.height = frame.height;
+}
+
+std::vector<bool> CudaTemplateAligner::capture(std::span<const int> handles, std::span<const engine::Point2> points) {
+  Impl& m = *impl_;
+  if (handles.size() != points.size()) throw std::invalid_argument("capture: one point per handle");
+  const int n = static_cast<int>(handles.size());
+  std::vector<bool> has_template(handles.size(), false);
+  for (int h : handles) {
+    if (h < 0) throw std::out_of_range("capture: handle " + std::to_string(h));
+    m.ensure_capacity(h);
+    if (static_cast<std::size_t>(h) >= m.has_row.size()) m.has_row.resize(static_cast<std::size_t>(h) + 1, false);
+    m.has_row[static_cast<std::size_t>(h)] = false;
+  }
+  if (n == 0 || m.width == 0) return has_template;
+  m.points_host.resize(handles.size());
+  m.slots_host.resize(handles.size());
+  m.flags_host.resize(handles.size());
+  m.points.resize(handles.size());
+  m.slots.resize(handles.size());
+  m.flags.resize(handles.size());
+  for (int i = 0; i < n; ++i) {
+    m.points_host.data()[i] = float2{points[static_cast<std::size_t>(i)].x, points[static_cast<std::size_t>(i)].y};
+    m.slots_host.data()[i] = handles[static_cast<std::size_t>(i)];
+  }
+  const std::size_t count = handles.size();
+  EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.points.data(), m.points_host.data(), count * sizeof(float2),
+                                     cudaMemcpyHostToDevice, m.stream));
+  EDGETAP_CUDA_CHECK(
+      cudaMemcpyAsync(m.slots.data(), m.slots_host.data(), count * sizeof(int), cudaMemcpyHostToDevice, m.stream));
+  k::capture_templates(m.grey.data(), m.width, m.height, m.points.data(), m.slots.data(), n, m.config.radius,
+                       m.templates.data(), m.flags.data(), m.stream);
+  EDGETAP_CUDA_CHECK(
+      cudaMemcpyAsync(m.flags_host.data(), m.flags.data(), count * sizeof(int), cudaMemcpyDeviceToHost, m.stream));
+  EDGETAP_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  for (int i = 0; i < n; ++i) {
+    const bool kept = m.flags_host.data()[i] != 0;
+    has_template[static_cast<std::size_t>(i)] = kept;
+    m.has_row[static_cast<std::size_t>(handles[static_cast<std::size_t>(i)])] = kept;
+  }
+  return has_template;
+}
+
+void CudaTemplateAligner::align(std::span<const engine::AlignmentJob> jobs,
+                                std::vector<engine::AlignmentResult>& results) {
+  Impl& m = *impl_;
+  const std::size_t n = jobs.size();
+  results.assign(n, engine::AlignmentResult{});
+  if (n == 0) return;
+  m.tasks_host.resize(n);
+  m.outcomes_host.resize(n);
+  m.tasks.resize(n);
+  m.outcomes.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const engine::AlignmentJob& j = jobs[i];
+    if (j.handle < 0 || static_cast<std::size_t>(j.handle) >= m.has_row.size() ||
+        !m.has_row[static_cast<std::size_t>(j.handle)]) {
+      throw std::out_of_range("align: handle " + std::to_string(j.handle) + " has no template");
+    }
+    k::AlignmentTask& t = m.tasks_host.data()[i];
+    t = k::AlignmentTask{};
+    t.x = j.x;
+    t.y = j.y;
+    std::copy(j.warp.a.begin(), j.warp.a.end(), t.warp);
+    t.slot = j.handle;
+    results[i].x = j.x;  // as the reference where there is no frame: the start, not accepted
+    results[i].y = j.y;
+    results[i].warp = j.warp;
+  }
+  if (m.width == 0) return;
+  EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.tasks.data(), m.tasks_host.data(), n * sizeof(k::AlignmentTask),
+                                     cudaMemcpyHostToDevice, m.stream));
+  k::align_templates(m.grey.data(), m.width, m.height, m.templates.data(), m.tasks.data(), static_cast<int>(n),
+                     m.settings, m.outcomes.data(), m.stream);
+  EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.outcomes_host.data(), m.outcomes.data(), n * sizeof(k::AlignmentOutcome),
+                                     cudaMemcpyDeviceToHost, m.stream));
+  EDGETAP_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  for (std::size_t i = 0; i < n; ++i) {
+    const k::AlignmentOutcome& o = m.outcomes_host.data()[i];
+    engine::AlignmentResult& r = results[i];
+    r.accepted = o.accepted != 0;
+    r.x = o.x;
+    r.y = o.y;
+    r.ncc = o.ncc;
+    std::copy(o.warp, o.warp + 4, r.warp.a.begin());
+  }
+}
+
+}  // namespace edgetap::gpu
