@@ -1,25 +1,47 @@
-// Template refinement's CPU cost (engine::align_template, the step RefinedSession
-// adds after the network): milliseconds per frame to align P tracks, each from
-// 0.8 px off its true position, on the benchmarks' drifting texture. Depends
-// only on core.
+// Template refinement's cost per frame (the step RefinedSession adds after the
+// network): milliseconds to take a frame (engine::TemplateAligner::set_frame:
+// its grey levels and gradients) and align P tracks in it, each from 0.8 px
+// off its true position, on the benchmarks' drifting texture. The CPU's
+// aligner (on --threads threads) or, in a build with the CUDA engine, the
+// GPU's (wall time of the whole call: upload, kernels, one synchronization).
 //
-// usage: edgetap-refine-bench [--size N] [--points P]... [--frames F] [--runs R]
+// usage: edgetap-refine-bench [--aligner cpu|cuda] [--threads N] [--size N] [--points P]... [--frames F] [--runs R]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
-#include "edgetap/engine/template_alignment.hpp"
-#include "edgetap/engine/tracking_session.hpp"
+#include "edgetap/engine/template_aligner.hpp"
 #include "texture_frame.hpp"
+
+#ifdef EDGETAP_HAVE_GPU_ALIGNER
+#include "edgetap/gpu/cuda_template_aligner.hpp"
+#endif
 
 using namespace edgetap;
 
+namespace {
+
+std::unique_ptr<engine::TemplateAligner> make_aligner(const std::string& name, const engine::TemplateAlignmentConfig& config,
+                                                      int threads) {
+  if (name == "cpu") return std::make_unique<engine::CpuTemplateAligner>(config, threads);
+#ifdef EDGETAP_HAVE_GPU_ALIGNER
+  if (name == "cuda") return std::make_unique<gpu::CudaTemplateAligner>(config);
+#endif
+  return nullptr;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  int size = 256, frames = 10, runs = 5;
+  int size = 256, frames = 10, runs = 5, threads = 1;
+  std::string aligner_name = "cpu";
   std::vector<int> point_counts;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
@@ -27,43 +49,72 @@ int main(int argc, char** argv) {
     else if (arg == "--points") point_counts.push_back(std::atoi(argv[i + 1]));
     else if (arg == "--frames") frames = std::atoi(argv[i + 1]);
     else if (arg == "--runs") runs = std::atoi(argv[i + 1]);
+    else if (arg == "--threads") threads = std::atoi(argv[i + 1]);
+    else if (arg == "--aligner") aligner_name = argv[i + 1];
   }
   if (point_counts.empty()) point_counts = {64, 256, 1024};
   const engine::TemplateAlignmentConfig config;
-  std::vector<engine::GreyFrame> clip;
-  for (int t = 0; t <= frames; ++t) {
-    const std::vector<std::uint8_t> rgb = bench::texture_frame(size, size, t);
-    clip.push_back(engine::grey_frame(ImageView{rgb.data(), size, size, static_cast<std::size_t>(size) * 3}));
+  std::unique_ptr<engine::TemplateAligner> probe;  // the aligner can be made here
+  try {
+    probe = make_aligner(aligner_name, config, threads);
+  } catch (const std::exception& e) {  // no usable device
+    std::fprintf(stderr, "edgetap-refine-bench: --aligner %s: %s\n", aligner_name.c_str(), e.what());
+    return 1;
   }
-  std::printf("template refinement, %dx%d, radius %d, %d iterations, %d frames, median of %d runs\n", size, size,
-              config.radius, config.iters, frames, runs);
+  if (!probe) {
+    std::fprintf(stderr, "edgetap-refine-bench: --aligner %s: this build has %s\n", aligner_name.c_str(),
+#ifdef EDGETAP_HAVE_GPU_ALIGNER
+                 "cpu and cuda");
+#else
+                 "cpu only (cuda needs a build with the CUDA engine)");
+#endif
+    return 2;
+  }
+  std::vector<std::vector<std::uint8_t>> clip;
+  for (int t = 0; t <= frames; ++t) clip.push_back(bench::texture_frame(size, size, t));
+  const auto view = [&](int t) {
+    return ImageView{clip[static_cast<std::size_t>(t)].data(), size, size, static_cast<std::size_t>(size) * 3};
+  };
+  std::printf("template refinement, %s aligner%s, %dx%d, radius %d, %d iterations, %d frames, median of %d runs\n",
+              aligner_name.c_str(), aligner_name == "cpu" ? (", " + std::to_string(threads) + " thread(s)").c_str() : "",
+              size, size, config.radius, config.iters, frames, runs);
   std::printf("%7s %10s %10s\n", "points", "ms/frame", "accepted");
   for (int points : point_counts) {
+    const auto aligner = make_aligner(aligner_name, config, threads);
     const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(points))));
     const float cell = static_cast<float>(size - 40) / static_cast<float>(side);
     std::vector<engine::Point2> grid;
-    std::vector<std::vector<float>> templates;
     for (int i = 0; i < points; ++i) {
       grid.push_back({20.f + (static_cast<float>(i % side) + 0.5f) * cell, 20.f + (static_cast<float>(i / side) + 0.5f) * cell});
-      templates.push_back(engine::capture_template(clip[0], grid.back().x, grid.back().y, config));
     }
+    std::vector<int> handles(static_cast<std::size_t>(points));
+    std::iota(handles.begin(), handles.end(), 0);
+    aligner->set_frame(view(0));
+    const std::vector<bool> has_template = aligner->capture(handles, grid);
+    std::vector<engine::AlignmentJob> jobs;
+    std::vector<engine::AlignmentResult> results;
     std::vector<double> ms;
     int accepted = 0;
-    for (int r = 0; r < runs; ++r) {
+    for (int r = 0; r <= runs; ++r) {  // run 0 warms up
       accepted = 0;
       const auto start = std::chrono::steady_clock::now();
       for (int t = 1; t <= frames; ++t) {
+        aligner->set_frame(view(t));
+        jobs.clear();
         for (int i = 0; i < points; ++i) {  // the texture drifts (-2, -1) px per frame
-          const float x = grid[static_cast<std::size_t>(i)].x - 2.f * static_cast<float>(t) + 0.6f;
-          const float y = grid[static_cast<std::size_t>(i)].y - static_cast<float>(t) - 0.5f;
-          accepted += engine::align_template(clip[static_cast<std::size_t>(t)], templates[static_cast<std::size_t>(i)],
-                                             x, y, engine::AffineWarp{}, config).accepted;
+          if (!has_template[static_cast<std::size_t>(i)]) continue;
+          const engine::Point2& p = grid[static_cast<std::size_t>(i)];
+          jobs.push_back({i, p.x - 2.f * static_cast<float>(t) + 0.6f, p.y - static_cast<float>(t) - 0.5f, {}});
         }
+        aligner->align(jobs, results);
+        for (const engine::AlignmentResult& a : results) accepted += a.accepted;
       }
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / frames);
+      const double per_frame =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / frames;
+      if (r > 0) ms.push_back(per_frame);
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("%7d %10.2f %10d\n", points, ms[ms.size() / 2], accepted);
+    std::printf("%7d %10.3f %10d\n", points, ms[ms.size() / 2], accepted);
   }
   return 0;
 }
