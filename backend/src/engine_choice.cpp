@@ -7,6 +7,7 @@
 
 #ifdef EDGETAP_HAVE_GPU_ENGINE
 #include "edgetap/gpu/cuda_session.hpp"
+#include "edgetap/gpu/cuda_template_aligner.hpp"
 #endif
 
 namespace edgetap::backend {
@@ -62,6 +63,15 @@ std::unique_ptr<engine::TrackingSession> network_session(EngineKind kind, const 
                            "cuDNN are found; the core-only preset builds it on a GPU host)");
 }
 
+// Where the engine's published positions are aligned: beside its network.
+std::unique_ptr<engine::TemplateAligner> aligner_for(EngineKind kind, const engine::TemplateAlignmentConfig& config) {
+#ifdef EDGETAP_HAVE_GPU_ENGINE
+  if (kind != EngineKind::cpu) return std::make_unique<gpu::CudaTemplateAligner>(config);
+#endif
+  (void)kind;
+  return std::make_unique<engine::CpuTemplateAligner>(config);
+}
+
 }  // namespace
 
 std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters,
@@ -70,7 +80,8 @@ std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const eng
   if (!publishing.refine || !network.config.refinement) return session;
   engine::ModelConfig gate = network.config;
   if (publishing.visible_threshold) gate.visible_threshold = *publishing.visible_threshold;
-  return std::make_unique<engine::RefinedSession>(std::move(session), *network.config.refinement, gate);
+  return std::make_unique<engine::RefinedSession>(std::move(session),
+                                                  aligner_for(kind, *network.config.refinement), gate);
 }
 
 }  // namespace edgetap::backend

@@ -27,7 +27,9 @@ bool network_on_gpu();
 // How a session publishes its positions.
 struct Publishing {
   // Template refinement after the network where the model's JSON declares it
-  // (engine::RefinedSession; the alignment runs on the CPU for every engine).
+  // (engine::RefinedSession; the alignments run beside the network: on the
+  // CPU for the CPU engine, on the GPU, gpu::CudaTemplateAligner, for the CUDA
+  // engines).
   bool refine = true;
   // The camera's override of the model's visible threshold: refinement aligns
   // the tracks published visible.
