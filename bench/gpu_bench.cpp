@@ -3,8 +3,10 @@
 //       time from the first frame's upload to the last frame's estimates.
 //   W2  streaming: per-frame latency (push to estimates on the host), p50 and
 //       p99 over the frames after the first, at 256, 1024 and 4096 points,
-//       with the frame replayed as a CUDA graph and without; the per-stage
-//       split from CUDA events (a separate run without graphs).
+//       with the frame replayed as a CUDA graph and without, and (where the
+//       model declares template refinement) as the daemon publishes: in a
+//       graph, then refined on the GPU; the per-stage split from CUDA events
+//       (a separate run without graphs).
 //   W3  N cameras: N sessions, one host thread and stream each, streaming at
 //       once; frames per second over all of them.
 //   profile  W2's frames after three warm ones between cudaProfilerStart and
@@ -25,13 +27,16 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <cuda_profiler_api.h>
 
+#include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/gpu/cuda_session.hpp"
 #include "edgetap/gpu/device_buffer.hpp"
 #include "edgetap/gpu/gemm.hpp"
@@ -113,10 +118,9 @@ void check(const Status& s) {
 
 // Streams `clip` through `session` with `points` tracks from the first frame;
 // returns each frame's milliseconds (the first frame includes adding the tracks).
-template <class T>
-std::vector<double> stream_into(gpu::CudaStreamingSession<T>& session, const Clip& clip, int size, int points,
-                                engine::StepProfile* stages = nullptr) {
-  session.set_profiling(stages != nullptr);
+// `after_frame(t)` runs after frame t's time is taken.
+std::vector<double> time_frames(engine::TrackingSession& session, const Clip& clip, int size, int points,
+                                const std::function<void(std::size_t)>& after_frame = {}) {
   std::vector<double> ms;
   const std::vector<engine::Point2> queries = grid(size, points);
   for (std::size_t t = 0; t < clip.size(); ++t) {
@@ -124,13 +128,23 @@ std::vector<double> stream_into(gpu::CudaStreamingSession<T>& session, const Cli
     check(session.push_frame(view(clip[t], size)));
     if (t == 0) session.add_tracks(queries);
     ms.push_back(ms_since(start));
-    if (stages != nullptr && t > 0) {
-      const engine::StepProfile& p = session.last_profile();
-      stages->encoder += p.encoder, stages->correlation += p.correlation, stages->token += p.token;
-      stages->transformer += p.transformer, stages->head += p.head;
-    }
+    if (after_frame) after_frame(t);
   }
   return ms;
+}
+
+// time_frames through the network's own session; `stages` gets the frames' per-stage sums (CUDA events).
+template <class T>
+std::vector<double> stream_into(gpu::CudaStreamingSession<T>& session, const Clip& clip, int size, int points,
+                                engine::StepProfile* stages = nullptr) {
+  session.set_profiling(stages != nullptr);
+  if (stages == nullptr) return time_frames(session, clip, size, points);
+  return time_frames(session, clip, size, points, [&](std::size_t t) {
+    if (t == 0) return;
+    const engine::StepProfile& p = session.last_profile();
+    stages->encoder += p.encoder, stages->correlation += p.correlation, stages->token += p.token;
+    stages->transformer += p.transformer, stages->head += p.head;
+  });
 }
 
 // The same through a fresh session (its set-up not timed, its first frames' plans and captures timed).
@@ -182,6 +196,14 @@ void w2(const engine::Network& net, const Options& o, const char* precision) {
       ms.erase(ms.begin(), ms.begin() + 2);  // the query frame and the frame that captures the graph
       std::printf("W2 %s: %5d points, %-8s p50 %7.3f ms  p99 %7.3f ms per frame\n", precision, points,
                   graphs ? "graph" : "no graph", percentile(ms, 0.5), percentile(ms, 0.99));
+    }
+    if (net.config.refinement) {  // what the daemon publishes: the network in a graph, then the alignments on the GPU
+      const auto published = backend::make_session(
+          std::is_same_v<T, float> ? backend::EngineKind::cuda_fp32 : backend::EngineKind::cuda_fp16, net, 0);
+      std::vector<double> ms = time_frames(*published, clip, o.size, points);
+      ms.erase(ms.begin(), ms.begin() + 2);
+      std::printf("W2 %s: %5d points, %-8s p50 %7.3f ms  p99 %7.3f ms per frame\n", precision, points, "refined",
+                  percentile(ms, 0.5), percentile(ms, 0.99));
     }
     engine::StepProfile stages;
     stream<T>(net, clip, o.size, points, false, &stages);
