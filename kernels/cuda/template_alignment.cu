@@ -55,6 +55,12 @@ struct Patch {
   }
 };
 
+// The sample deviation of n values from their sum s and sum of squares ss,
+// both taken about the same shift.
+__device__ __forceinline__ float deviation_of(float s, float ss, float n) {
+  return sqrtf(fmaxf((ss - s * s / n) / (n - 1), 0.f));
+}
+
 struct PatchStats {
   float mean, deviation, inv;  // inv = 1 / (deviation + floor)
   float gx_mean, gy_mean;
@@ -79,7 +85,7 @@ __device__ PatchStats patch_stats(const Frame& f, const Patch& p, int lane) {
   const float count = static_cast<float>(n);
   PatchStats st;
   st.mean = shift + s / count;
-  st.deviation = sqrtf(fmaxf((ss - s * s / count) / (count - 1), 0.f));
+  st.deviation = deviation_of(s, ss, count);
   st.inv = 1.f / (st.deviation + kDeviationFloor);
   st.gx_mean = sx / count;
   st.gy_mean = sy / count;
@@ -200,7 +206,7 @@ __device__ float ncc(const Frame& f, const Patch& p, const float* tmpl, int lane
   }
   s = warp_sum(s), ss = warp_sum(ss), st = warp_sum(st), sdt = warp_sum(sdt);
   const float count = static_cast<float>(n);
-  const float deviation = sqrtf(fmaxf((ss - s * s / count) / (count - 1), 0.f));
+  const float deviation = deviation_of(s, ss, count);
   // sum (v - mean) t = sum (v - shift) t - (mean - shift) sum t
   return (sdt - s / count * st) / (deviation + kDeviationFloor) / (count - 1);
 }
