@@ -38,6 +38,9 @@ a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence
   --no-refinement  edgetap: score the network's positions, without the template
                    refinement the model's .json may declare (models/INFERENCE.md)
   --size WxH       frame size the tracker sees (default 256x256); "native" keeps each clip's
+  --every N        the tracker sees every N-th frame (and each query's own), as a ladder
+                   rung with `stride: N` does; the frames between are scored at the last
+                   answers, which is what a subscriber holds (default 1)
   --json FILE      write every score as JSON
   --overlay DIR    write a strip per sequence: predictions against ground truth
   --gt-free        score CLIPs (video files or folders of frames) without ground truth
@@ -100,6 +103,8 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
         std::fprintf(stderr, "edgetap eval: --size must be WxH (16..8192) or native, not '%s'\n", argv[i]);
         return 2;
       }
+    } else if (arg == "--every" && has_value) {
+      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 64, a.eval.every)) return 2;
     } else if (arg == "--json" && has_value) {
       a.json_file = argv[++i];
     } else if (arg == "--overlay" && has_value) {
@@ -134,6 +139,10 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
                  a.eval.tracker.c_str());
     return 2;
   }
+  if (a.score_clips && a.eval.every != 1) {
+    std::fprintf(stderr, "edgetap eval: --every applies to datasets with ground truth, not to --gt-free\n");
+    return 2;
+  }
   if (!a.replay_file.empty()) {
     if (!a.record_dir.empty() || !a.model.empty() || a.iters != 0 || !a.refine) {
       std::fprintf(stderr, "edgetap eval: --replay-trace scores recorded answers; --record-trace, --model, "
@@ -165,8 +174,9 @@ int score_datasets(const Arguments& a, const eval::TrackerFactory& make_tracker)
     const eval::DatasetResult& d = results.back();
     std::vector<const eval::SequenceResult*> rows;
     for (const auto& s : d.sequences) rows.push_back(&s);
+    const std::string cadence = a.eval.every > 1 ? ", every " + std::to_string(a.eval.every) + " frames" : "";
     std::printf("\n%s", eval::format_table(d.name + " (" + d.path + "): " + a.eval.tracker + " at " +
-                                               eval::to_string(a.eval.size),
+                                               eval::to_string(a.eval.size) + cadence,
                                            rows, eval::summarize(rows, a.eval.modes))
                             .c_str());
   }

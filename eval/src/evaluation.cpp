@@ -56,7 +56,8 @@ SequenceResult evaluate_sequence(const Sequence& sequence, const std::vector<cv:
                                             [&](int done, int total) {
                                               progress.update(label + ": frame " + std::to_string(done) + "/" +
                                                               std::to_string(total));
-                                            });
+                                            },
+                                            options.every);
     result.track_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     ModeResult m{mode, static_cast<int>(queries.size()),
                  tapvid_scores(count_tapvid(sequence, queries, predictions, mode)),

@@ -86,6 +86,7 @@ std::string format_json(const std::vector<DatasetResult>& datasets, const EvalOp
                {"frame_size", to_string(options.size)},
                {"modes", modes},
                {"strided_stride", options.stride},
+               {"every", options.every},
                {"metric_size", kMetricSize},
                {"pck_alpha", kPckAlpha}};
   json list = json::array();

@@ -1,5 +1,6 @@
 #include "edgetap/eval/tracker_runner.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -27,7 +28,8 @@ PixelMap PixelMap::between(int seq_width, int seq_height, int frame_width, int f
 
 void track_pass(Tracker& tracker, std::span<const cv::Mat> frames, const PixelMap& map,
                 std::span<const QuerySpec> queries, TimeDirection direction, Predictions& out,
-                const FrameProgress& progress, int progress_offset, int progress_total) {
+                const FrameProgress& progress, int progress_offset, int progress_total, int every) {
+  if (every < 1) throw std::invalid_argument("track_pass: every must be at least 1");
   const int n = static_cast<int>(frames.size());
   std::unordered_map<std::string, std::size_t> index_of;
   std::vector<std::vector<std::size_t>> starting_at(frames.size());  // queries by query frame
@@ -40,16 +42,24 @@ void track_pass(Tracker& tracker, std::span<const cv::Mat> frames, const PixelMa
   std::vector<Query> batch;
   for (int step = 0; step < n; ++step) {
     const int t = direction == TimeDirection::forward ? step : n - 1 - step;
-    const Status status = tracker.push_frame(view_of(frames[static_cast<std::size_t>(t)]), answers);
-    if (!status) throw TrackerError(std::string(tracker.name()) + " failed on frame " + std::to_string(t) + ": " + status.message());
-    for (const TrackPoint& a : answers) {
-      const auto it = index_of.find(a.id);
-      if (it == index_of.end() || !live[it->second].alive) continue;
-      Live& l = live[it->second];
-      l.x = map.to_seq_x(a.x);
-      l.y = map.to_seq_y(a.y);
-      l.visible = a.visible && !a.lost;
-      l.alive = !a.lost;
+    const std::vector<std::size_t>& starting = starting_at[static_cast<std::size_t>(t)];
+    // A frame left out by the cadence (and starting no query) is not pushed:
+    // its answers are the last pushed frame's, which is what a subscriber holds.
+    if (step % every == 0 || !starting.empty()) {
+      const Status status = tracker.push_frame(view_of(frames[static_cast<std::size_t>(t)]), answers);
+      if (!status) {
+        throw TrackerError(std::string(tracker.name()) + " failed on frame " + std::to_string(t) + ": " +
+                           status.message());
+      }
+      for (const TrackPoint& a : answers) {
+        const auto it = index_of.find(a.id);
+        if (it == index_of.end() || !live[it->second].alive) continue;
+        Live& l = live[it->second];
+        l.x = map.to_seq_x(a.x);
+        l.y = map.to_seq_y(a.y);
+        l.visible = a.visible && !a.lost;
+        l.alive = !a.lost;
+      }
     }
     for (std::size_t q = 0; q < queries.size(); ++q) {
       if (!live[q].added) continue;
@@ -57,7 +67,7 @@ void track_pass(Tracker& tracker, std::span<const cv::Mat> frames, const PixelMa
       out[q][static_cast<std::size_t>(t)] = {live[q].x, live[q].y, live[q].alive && live[q].visible};
     }
     batch.clear();
-    for (std::size_t q : starting_at[static_cast<std::size_t>(t)]) {
+    for (std::size_t q : starting) {
       batch.push_back({"q" + std::to_string(q), static_cast<float>(map.to_frame_x(queries[q].x)),
                        static_cast<float>(map.to_frame_y(queries[q].y))});
       live[q] = {true, true, queries[q].x, queries[q].y, true};
@@ -68,7 +78,8 @@ void track_pass(Tracker& tracker, std::span<const cv::Mat> frames, const PixelMa
 }
 
 Predictions predict(const TrackerFactory& make_tracker, std::span<const cv::Mat> frames, int seq_width,
-                    int seq_height, std::span<const QuerySpec> queries, QueryMode mode, const FrameProgress& progress) {
+                    int seq_height, std::span<const QuerySpec> queries, QueryMode mode, const FrameProgress& progress,
+                    int every) {
   Predictions out(queries.size(), std::vector<PredSample>(frames.size()));
   for (std::size_t q = 0; q < queries.size(); ++q) {
     for (PredSample& s : out[q]) s = {queries[q].x, queries[q].y, false};
@@ -79,10 +90,10 @@ Predictions predict(const TrackerFactory& make_tracker, std::span<const cv::Mat>
   const int n = static_cast<int>(frames.size());
   const int total = mode == QueryMode::strided ? 2 * n : n;
   auto forward = make_tracker();
-  track_pass(*forward, frames, map, queries, TimeDirection::forward, out, progress, 0, total);
+  track_pass(*forward, frames, map, queries, TimeDirection::forward, out, progress, 0, total, every);
   if (mode == QueryMode::strided) {
     auto backward = make_tracker();
-    track_pass(*backward, frames, map, queries, TimeDirection::backward, out, progress, n, total);
+    track_pass(*backward, frames, map, queries, TimeDirection::backward, out, progress, n, total, every);
   }
   return out;
 }

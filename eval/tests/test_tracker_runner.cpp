@@ -102,6 +102,34 @@ TEST(TrackerRunner, QueriesArriveRightAfterTheirFrameAndLostTracksStayPut) {
   }
 }
 
+TEST(TrackerRunner, AStridedCadenceHoldsTheLastAnswersBetweenTrackedFrames) {
+  // Every 2nd frame is pushed (0, 2, 4), and frame 3 too, where q1 starts.
+  const auto frames = blank_frames(6, 64, 64);
+  const std::vector<eval::QuerySpec> queries = {{0, 0, 10, 20}, {0, 3, 30, 40}};
+  eval::Predictions out(2, std::vector<eval::PredSample>(6));
+  ScriptedTracker tracker("", 0);
+  eval::track_pass(tracker, frames, eval::PixelMap{}, queries, eval::TimeDirection::forward, out, {}, 0, 0, 2);
+  EXPECT_EQ(tracker.added_after_push_.at("q0"), 1);  // after frame 0
+  EXPECT_EQ(tracker.added_after_push_.at("q1"), 3);  // after frames 0, 2 and 3
+  const double q0_x[] = {10, 10, 11, 12, 13, 13};    // frames 1 and 5 hold the frame before's answer
+  for (std::size_t t = 1; t < 6; ++t) {
+    EXPECT_DOUBLE_EQ(out[0][t].x, q0_x[t]) << t;
+    EXPECT_TRUE(out[0][t].visible) << t;
+  }
+  EXPECT_DOUBLE_EQ(out[1][4].x, 31);
+  EXPECT_DOUBLE_EQ(out[1][5].x, 31);
+}
+
+TEST(TrackerRunner, AStridedCadenceCountsFromThePasssFirstFrameBackwardToo) {
+  const auto frames = blank_frames(5, 64, 64);
+  const std::vector<eval::QuerySpec> queries = {{0, 4, 10, 10}};
+  const eval::TrackerFactory factory = [] { return std::make_unique<ScriptedTracker>("", 0); };
+  const auto out = eval::predict(factory, frames, 64, 64, queries, eval::QueryMode::strided, {}, 2);
+  // Backward from frame 4: frames 4, 2 and 0 are pushed; 3 and 1 hold.
+  const double x[] = {12, 11, 11, 10, 10};
+  for (std::size_t t = 0; t < 5; ++t) EXPECT_DOUBLE_EQ(out[0][t].x, x[t]) << t;
+}
+
 TEST(TrackerRunner, StridedRunsBackwardForFramesBeforeTheQuery) {
   const auto frames = blank_frames(5, 64, 64);
   const std::vector<eval::QuerySpec> queries = {{0, 2, 10, 10}};

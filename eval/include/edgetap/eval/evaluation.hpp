@@ -22,6 +22,7 @@ struct EvalOptions {
   FrameSize size{256, 256};              // what the tracker sees (TAP-Vid's and the daemon's default model size)
   std::vector<QueryMode> modes{QueryMode::first};
   int stride = 5;                        // strided mode's query stride
+  int every = 1;                         // the tracker sees every n-th frame (a ladder rung's stride)
   std::filesystem::path overlay_dir;     // empty: no overlays
 };
 

@@ -47,16 +47,20 @@ struct PixelMap {
 // One pass of `tracker` (fresh, no tracks) over `frames` in `direction`.
 // Writes the frames after (forward) or before (backward) each query's frame
 // into `out` (one row per query, num_frames samples each); leaves the others.
+// `every` is the cadence of a ladder rung's stride: the tracker sees every
+// n-th frame of the pass (counted from the pass's first) and each query's own
+// frame; a frame it does not see holds the answers of the last one it saw.
 void track_pass(Tracker& tracker, std::span<const cv::Mat> frames, const PixelMap& map,
                 std::span<const QuerySpec> queries, TimeDirection direction, Predictions& out,
-                const FrameProgress& progress = {}, int progress_offset = 0, int progress_total = 0);
+                const FrameProgress& progress = {}, int progress_offset = 0, int progress_total = 0,
+                int every = 1);
 
 // Predictions for every query over every frame: the query frame holds the
 // query itself (visible); frames outside the mode's scope hold the query
 // position, not visible. Query-first runs one forward pass; strided adds a
-// backward pass.
+// backward pass. `every`: as for track_pass.
 Predictions predict(const TrackerFactory& make_tracker, std::span<const cv::Mat> frames, int seq_width,
                     int seq_height, std::span<const QuerySpec> queries, QueryMode mode,
-                    const FrameProgress& progress = {});
+                    const FrameProgress& progress = {}, int every = 1);
 
 }  // namespace edgetap::eval
