@@ -2,7 +2,7 @@
 # Runs the CUDA engine's parity tests, memory checks and benchmarks on a GPU
 # host, from programs built by scripts/gpu-build.sh (carried in build/gpu-bin).
 # Run from the source tree's root; logs go to OUT_DIR.
-#   usage: scripts/gpu-check.sh OUT_DIR [tests] [sanitize] [bench] [ncu]
+#   usage: scripts/gpu-check.sh OUT_DIR [tests] [sanitize] [bench] [refine] [ncu]
 set -uo pipefail
 out="$1"; shift
 bin=build/gpu-bin
@@ -13,7 +13,7 @@ status=0
 for step in "$@"; do
   case "$step" in
     tests)
-      for t in track-ops encoder session; do
+      for t in track-ops encoder session refinement; do
         "$bin/edgetap-gpu-test-$t" --gtest_color=no >"$out/test-$t.log" 2>&1 || status=1
         grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[fp|FAILED|Failure|error" "$out/test-$t.log" | head -40
       done ;;
@@ -23,6 +23,7 @@ for step in "$@"; do
       compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/edgetap-gpu-test-track-ops" >"$out/racecheck-track-ops.log" 2>&1 || status=1
       compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/edgetap-gpu-test-session" --gtest_filter='*tiny*:CudaSession.*' >"$out/memcheck-session.log" 2>&1 || status=1
       compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/edgetap-gpu-test-encoder" --gtest_filter='*tiny*' >"$out/memcheck-encoder.log" 2>&1 || status=1
+      compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/edgetap-gpu-test-refinement" >"$out/memcheck-refinement.log" 2>&1 || status=1
       tail -n 3 "$out"/memcheck-*.log "$out"/racecheck-*.log ;;
     bench)
       "$bin/edgetap-bench" --workloads ceilings --precision fp16 2>&1 | grep ceiling | tee "$out/ceilings.log"
@@ -30,6 +31,19 @@ for step in "$@"; do
         "$bin/edgetap-bench" --model models/edgetap-$m.safetensors >"$out/bench-$m.log" 2>&1 || status=1
         grep -E "^W|stages" "$out/bench-$m.log"
       done ;;
+    refine)
+      # Template refinement per frame on the GPU against one CPU thread (frame conversion included),
+      # then the published session (network + refinement) beside the network alone (W2's lines).
+      "$bin/edgetap-refine-bench" --aligner cuda --points 64 --points 256 --points 1024 >"$out/refine-cuda.log" 2>&1 || status=1
+      "$bin/edgetap-refine-bench" --aligner cpu --threads 1 --points 256 --points 1024 >"$out/refine-cpu.log" 2>&1 || status=1
+      tail -n 4 "$out/refine-cuda.log" "$out/refine-cpu.log"
+      "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 --workloads w2 \
+        --w2-points 256,1024 >"$out/bench-large-refined.log" 2>&1 || status=1
+      grep -E "^W2|refined" "$out/bench-large-refined.log"
+      ncu --clock-control none --csv --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+        -k regex:'grey_frame_kernel|capture_kernel|align_kernel' -c 12 \
+        "$bin/edgetap-refine-bench" --aligner cuda --points 1024 --frames 4 --runs 1 >"$out/ncu-refine-1024.csv" 2>"$out/ncu-refine.err" || status=1
+      grep -E "align_kernel|grey_frame_kernel|capture_kernel" "$out/ncu-refine-1024.csv" | head -12 ;;
     ncu)
       # DRAM bytes and time of every kernel of 2 streamed frames (graph kernels included).
       for m in small large; do
