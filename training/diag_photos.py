@@ -10,9 +10,10 @@ photo banks, so the three can be told apart (CPU, FP32, 16 clips each, about 18 
 Rows: the validation spec on its own banks, on their photo and their texture-pattern backgrounds
 alone, and on the reserved banks; the generated spec on the validation banks, on their blobs
 alone, and on its own reserved banks (the evaluation set). Three more rows render the validation
-spec on training backgrounds: all that rounds 1-18 trained on, their photos alone, and the
-photos added for round 19 (mate-backgrounds), which rounds 1-18 never saw: how much better the
-network does on backgrounds it was trained on than on unseen ones of the same kind.
+spec on training backgrounds: all but one source's, their photos alone, and that source's photos
+alone (--new-source, as sources.txt names it; default the photos added for round 19,
+mate-backgrounds, which rounds 1-18 never saw): how much better the network does on backgrounds it
+was trained on than on unseen ones of the same kind.
 --rows 1,4,8 runs a subset (numbered from 1 as printed).
 """
 import argparse
@@ -47,6 +48,8 @@ def main():
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
     ap.add_argument("--clips", type=int, default=16)
     ap.add_argument("--rows", default=None, help="comma-separated row numbers (from 1); default all")
+    ap.add_argument("--new-source", default=NEW_IN_ROUND_19,
+                    help="the source (sources.txt) whose photos rows 8-10 hold apart (default: round 19's)")
     args = ap.parse_args()
     dev = torch.device("cpu")
     model = load_model_or_exit("diag_photos", args.weights, args.ckpt, args.ema).to(dev).eval()
@@ -59,7 +62,9 @@ def main():
     photo = torch.tensor([photobanks.is_photo(f) for f in photobanks.background_files(args.data, "val")])
     train_files = photobanks.background_files(args.data, "train")
     source = background_sources(args.data)
-    new = torch.tensor([source[os.path.basename(f)] == NEW_IN_ROUND_19 for f in train_files])
+    new = torch.tensor([source[os.path.basename(f)] == args.new_source for f in train_files])
+    if not new.any():
+        raise SystemExit(f"diag_photos: no training background comes from {args.new_source!r} (sources.txt)")
     train_photo = torch.tensor([photobanks.is_photo(f) for f in train_files])
     rows = [
         ("validation spec (32 frames), validation banks", val, val_spec),
@@ -71,11 +76,11 @@ def main():
         ("generated spec (48 frames), validation banks", val, gen_spec),
         ("generated spec (48 frames), validation backgrounds, their blobs only", val_blobs, gen_spec),
         ("generated spec (48 frames), reserved banks (the evaluation set)", reserved, gen_spec),
-        ("validation spec (32 frames), training banks of rounds 1-18", photobanks.Banks(train.bg[~new], train.stamps),
-         val_spec),
+        (f"validation spec (32 frames), training banks but {args.new_source}",
+         photobanks.Banks(train.bg[~new], train.stamps), val_spec),
         ("validation spec (32 frames), their photo backgrounds only",
          photobanks.Banks(train.bg[train_photo & ~new], train.stamps), val_spec),
-        ("validation spec (32 frames), round 19's new photo backgrounds only",
+        (f"validation spec (32 frames), {args.new_source}'s photo backgrounds only",
          photobanks.Banks(train.bg[new], train.stamps), val_spec),
     ]
     wanted = set(range(1, len(rows) + 1)) if args.rows is None else {int(r) for r in args.rows.split(",")}
