@@ -87,6 +87,11 @@ def klt_track(seq, win=21, levels=3):
     return (xy + 0.5) / s - 0.5, vis
 
 
+def size_label(size):
+    """The model input size as results files name it: "WxH"."""
+    return "{}x{}".format(*size) if isinstance(size, tuple) else f"{size}x{size}"
+
+
 def load_set(name, data, device, size=256, eval_root=None, gen_opt=None):
     """gen_opt: generator options for the generated sets (None: the defaults that define them)."""
     if name == "gen":
@@ -154,7 +159,8 @@ def main():
     model = model.to(dev).eval()
     weights = f"{args.ckpt} ({'averaged' if args.ema else 'trained'} weights)" if args.ckpt else args.weights
     results = dict(weights=weights, device=str(dev), torch=torch.__version__, visible_rule=rule, vis_threshold=threshold,
-                   support_grid=args.support, resize_generated=args.resize_generated, refinement=refinement,
+                   size=size_label(args.size), support_grid=args.support, resize_generated=args.resize_generated,
+                   refinement=refinement,
                    precision="fp16 autocast" if args.fp16 else "fp32",
                    generator_options={n: getattr(args, n) for n, _ in synth_options.OPTION_FLAGS}, sets={})
     for name in args.sets.split(","):
