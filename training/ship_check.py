@@ -31,11 +31,14 @@ class ResultsError(ValueError):
 def load(path):
     try:
         with open(path) as f:
-            return json.load(f)
+            doc = json.load(f)
     except OSError as e:
         raise ResultsError(f"{path}: cannot read: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise ResultsError(f"{path}: line {e.lineno}: not JSON ({e.msg})") from None
+    if not isinstance(doc, dict):
+        raise ResultsError(f"{path}: not a results file (its top level is not an object)")
+    return doc
 
 
 def dig(doc, path, keys):
@@ -60,8 +63,9 @@ def figures(main_path, wide_path, cpp_path, rule="published"):
     """The five figures the rule reads, from one side's three files; `rule` picks evaluate.py's
     entry (`published`: the visibility rule the file's weights declare; `vis`, `vis*conf`)."""
     main, wide, cpp = load(main_path), load(wide_path), load(cpp_path)
-    for path, doc, want in ((main_path, main, "256x256"), (wide_path, wide, WIDE_SIZE)):
-        size = doc.get("size")          # recorded since 2026-12-05; older files lack it
+    for path, doc, key, want in ((main_path, main, "size", "256x256"), (wide_path, wide, "size", WIDE_SIZE),
+                                 (cpp_path, cpp, "frame_size", "256x256")):
+        size = doc.get(key)             # evaluate.py records `size` since 2026-12-05; older files lack it
         if size is not None and size != want:
             raise ResultsError(f"{path}: size is {size}, the rule reads this file at {want}")
     entry = f"edgetap[{rule}]"

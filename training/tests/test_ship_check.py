@@ -17,7 +17,7 @@ def write_side(tmp_path, tag, gen, badja, pairs, wide, synth, rule="vis", wide_s
                 sets=dict(gen=entries(AJ=gen), badja=entries(AJ=0.2, **{"PCK@0.2": badja}),
                           pairs=entries(AJ=0.6, delta_avg=pairs)))
     wide_doc = dict(visible_rule=rule, size=wide_size, sets=dict(badja=entries(**{"PCK@0.2": wide})))
-    cpp = dict(datasets=[dict(name="pairs", mean=dict(first=dict(average_jaccard=0.6))),
+    cpp = dict(frame_size="256x256", datasets=[dict(name="pairs", mean=dict(first=dict(average_jaccard=0.6))),
                          dict(name="synth-eval-v1", mean=dict(first=dict(average_jaccard=synth)))])
     paths = []
     for name, doc in (("main", main), ("wide", wide_doc), ("cpp", cpp)):
@@ -108,3 +108,11 @@ def test_evaluate_records_the_sizes_the_rule_checks():
     from edgetap import synth
     assert evaluate.size_label(synth.parse_clip_size("256")) == "256x256"
     assert evaluate.size_label(synth.parse_clip_size(ship_check.WIDE_SIZE)) == ship_check.WIDE_SIZE
+
+
+def test_a_file_that_is_not_an_object_is_refused(tmp_path, capsys):
+    shipped = write_side(tmp_path, "shipped", **SHIPPED)
+    candidate = write_side(tmp_path, "cand", **SHIPPED)
+    open(candidate[2], "w").write("[1, 2]")
+    rc = ship_check.main(["--candidate", *candidate, "--shipped", *shipped])
+    assert rc == 2 and "not a results file" in capsys.readouterr().err
