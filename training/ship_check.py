@@ -93,13 +93,13 @@ def verdict(cand, shipped, tolerance):
     ]
 
 
-def report(cand, shipped, clauses):
+def report(cand, shipped, clauses, ships):
     lines = [f"{'figure':<16}{'candidate':>11}{'shipped':>11}{'difference':>12}"]
     for key in ("gen_AJ", "badja_PCK", "pairs_davg", "mean", "badja_wide_PCK", "synth_eval_AJ", "val_AJ"):
         if key in cand and key in shipped:
             lines.append(f"{key:<16}{cand[key]:>11.4f}{shipped[key]:>11.4f}{cand[key] - shipped[key]:>+12.4f}")
     lines += [f"{'holds' if ok else 'FAILS'}: {name}: {why}" for name, ok, why in clauses]
-    lines.append("ships" if all(ok for _, ok, _ in clauses) else "does not ship")
+    lines.append("ships" if ships else "does not ship")
     return "\n".join(lines)
 
 
@@ -119,11 +119,12 @@ def main(argv=None):
         print(f"ship_check.py: {e}", file=sys.stderr)
         return 2
     clauses = verdict(cand, shipped, args.tolerance)
-    print(report(cand, shipped, clauses))
+    ships = all(ok for _, ok, _ in clauses)
+    print(report(cand, shipped, clauses, ships))
     if cand["visible_rule"] != shipped["visible_rule"]:
         print(f"note: the files' published visibility rules differ (candidate {cand['visible_rule']}, "
               f"shipped {shipped['visible_rule']}); --rule vis compares both under one")
-    return 0 if all(ok for _, ok, _ in clauses) else 1
+    return 0 if ships else 1
 
 
 if __name__ == "__main__":
