@@ -21,10 +21,9 @@ import sys
 import time
 
 import torch
-import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgetap import evalsets, fused_reads, photobanks, synth, synth_options  # noqa: E402
+from edgetap import data_parallel, evalsets, fused_reads, photobanks, synth, synth_options  # noqa: E402
 from edgetap.ema import WeightAverage  # noqa: E402
 from edgetap.grow import new_parameter_names  # noqa: E402
 from edgetap.handback import copy_checkpoint_for_handback  # noqa: E402
@@ -123,13 +122,14 @@ def add_step_args(ap):
                     help="GPU: window correlations in one Triton kernel each way (edgetap/fused_reads.py)")
 
 
-def lr_at(state, base, warmup):
+def lr_at(state, base, warmup, seconds=None):
     """Warm-up over `warmup` steps, then cosine to 2% at total_seconds; both counted from the
     schedule's start (sched_step, sched_seconds: 0 for the first schedule). A chunk that resumed
     without AdamW moments (rewarm_step: a compact checkpoint) also ramps over `warmup` steps
-    from where it resumed."""
+    from where it resumed. `seconds`: the schedule's clock (default state["seconds"])."""
     s0, t0 = state.get("sched_step", 0), state.get("sched_seconds", 0.0)
-    f = min(1.0, (state["seconds"] - t0) / max(state["total_seconds"] - t0, 1.0))
+    seconds = state["seconds"] if seconds is None else seconds
+    f = min(1.0, (seconds - t0) / max(state["total_seconds"] - t0, 1.0))
     cos = 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * f))
     ramp = min(1.0, (state["step"] - s0 + 1) / warmup)
     if "rewarm_step" in state:
@@ -287,15 +287,9 @@ def main():
         sys.exit(f"train.py: --real-every {args.real_every}: must be 0 (never) or more")
     if args.accum < 1:
         sys.exit(f"train.py: --accum {args.accum}: must be at least 1")
-    ddp = int(os.environ.get("WORLD_SIZE", "1")) > 1
-    if ddp:
-        dist.init_process_group("nccl")
-        rank, world = dist.get_rank(), dist.get_world_size()
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-        dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
-    else:
-        rank, world = 0, 1
-        dev = torch.device("cpu" if args.cpu else "cuda")
+    rank, world, dev = data_parallel.start(args.cpu)
+    ddp = world > 1
+    dev = dev or torch.device("cpu" if args.cpu else "cuda")
     amp = dict(device_type=dev.type, dtype=torch.bfloat16, enabled=not args.cpu)
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -359,7 +353,7 @@ def main():
         state["rewarm_step"] = state["step"]     # no AdamW moments (compact_checkpoint.py): ramp the rate again
         if rank == 0:
             print(f"{args.ckpt} has no optimizer moments: the rate re-warms over {args.warmup} steps", flush=True)
-    net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index]) if ddp else model
+    net = data_parallel.wrap(model, dev) if ddp else model
     ema = None
     if args.ema and rank == 0:
         ema = WeightAverage(model, args.ema, ck.get("ema") if ck is not None else None)
@@ -433,15 +427,15 @@ def main():
     n_acc = 0
     sizes_seen = {}   # clip size -> batches trained at it since the last log line
     t_loop = time.time()
-    stop = torch.zeros(1, device=dev)
     part = 0          # which slice of the synthesized batch's tracks this step trains on
+    clock = state["seconds"]   # what the rate and self-init follow; with ranks, rank 0's at the last sync
     while True:
         t0 = time.time()
         step = state["step"]
-        lr = lr_at(state, args.lr, args.warmup)
+        lr = lr_at(state, args.lr, args.warmup, clock)
         for g in opt.param_groups:
             g["lr"] = lr * g["lr_scale"]
-        self_init = args.self_init if state["seconds"] > 0.08 * state["total_seconds"] else 0.0
+        self_init = args.self_init if clock > 0.08 * state["total_seconds"] else 0.0
         terms = []
         for micro in range(args.accum):     # --accum K: one step's gradient over K batches
             if part == 0:
@@ -497,12 +491,13 @@ def main():
             last_val = time.time()
             val_cost = last_val - t_val
             t_loop = time.time()
-        if ddp and state["step"] % 10 == 0:
-            stop.fill_(1.0 if done else 0.0)
-            dist.all_reduce(stop, op=dist.ReduceOp.MAX)
-            done = bool(stop.item() > 0)
+        if ddp and state["step"] % data_parallel.SYNC_EVERY == 0:
+            done, clock = data_parallel.sync(done, state["seconds"], rank, dev)
+            state["seconds"] = clock
         elif ddp:
             done = False
+        else:
+            clock = state["seconds"]
         if done:
             break
     if rank == 0:
@@ -519,8 +514,12 @@ def main():
         print(f"saved {args.ckpt}: step {state['step']}, {state['seconds']:.0f}s trained, "
               f"wall {time.time() - t_start:.0f}s", flush=True)
     if ddp:
-        dist.barrier()
-        dist.destroy_process_group()
+        spread = data_parallel.weight_spread(model, dev)
+        data_parallel.finish()
+        if spread > 0:
+            sys.exit(f"train.py: rank {rank}: the ranks' weights differ (parameter sums by up to {spread:.3g})")
+        if rank == 0:
+            print(f"the {world} ranks' weights are identical", flush=True)
 
 
 if __name__ == "__main__":
