@@ -129,8 +129,9 @@ def main():
     ap.add_argument("--resize-generated", type=synth.parse_clip_size, default=None,
                     help="render gen and val at --size (the fixed sets at 256), then resize their frames to this "
                          "model input (a side or WxH): the daemon's model_size above a camera's resolution")
-    ap.add_argument("--support", type=int, default=0,
-                    help="also track a SUPPORT x SUPPORT grid from frame 0, unscored (context for the cross-track layer)")
+    ap.add_argument("--support", type=int, default=None,
+                    help="also track a SUPPORT x SUPPORT grid from frame 0, unscored (context for the cross-track "
+                         "layers; default: the model JSON's support_grid, 0 for --ckpt; 0: none)")
     ap.add_argument("--vis-threshold", type=float, default=None,
                     help="threshold of the published rule (default: the model JSON's vis_threshold; 0.5 for --ckpt)")
     ap.add_argument("--refinement", choices=("published", "on", "off"), default="published",
@@ -148,18 +149,20 @@ def main():
     precision = torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16)
     model = load_model_or_exit("evaluate", args.weights, args.ckpt, args.ema)
     if args.ckpt:
-        rule, threshold, refinement = "vis*conf", 0.5, None
+        rule, threshold, refinement, support = "vis*conf", 0.5, None, 0
     else:
         info = json.load(open(os.path.splitext(args.weights)[0] + ".json"))
         rule, threshold = info.get("visible_rule", "vis"), info.get("vis_threshold", 0.5)
-        refinement = info.get("refinement")
+        refinement, support = info.get("refinement"), info.get("support_grid", 0)
+    if args.support is not None:
+        support = args.support
     refinement = {"published": refinement, "on": refinement or refine.DEFAULT, "off": None}[args.refinement]
     if args.vis_threshold is not None:
         threshold = args.vis_threshold
     model = model.to(dev).eval()
     weights = f"{args.ckpt} ({'averaged' if args.ema else 'trained'} weights)" if args.ckpt else args.weights
     results = dict(weights=weights, device=str(dev), torch=torch.__version__, visible_rule=rule, vis_threshold=threshold,
-                   size=size_label(args.size), support_grid=args.support, resize_generated=args.resize_generated,
+                   size=size_label(args.size), support_grid=support, resize_generated=args.resize_generated,
                    refinement=refinement,
                    precision="fp16 autocast" if args.fp16 else "fp32",
                    generator_options={n: getattr(args, n) for n, _ in synth_options.OPTION_FLAGS}, sets={})
@@ -170,7 +173,7 @@ def main():
             seqs = [evalsets.resized_sequence(seq, args.resize_generated) for seq in seqs]
         with precision:
             per_v, per_c = evalsets.evaluate(model, seqs, dev, with_conf_variant=True, keep_preds=True,
-                                             support=args.support, refinement=refinement,
+                                             support=support, refinement=refinement,
                                              published=(rule, threshold))
         per_p = evalsets.rescore(seqs, per_v, rule, threshold)
         entry = {"edgetap[vis]": evalsets.summarize(per_v), "edgetap[vis*conf]": evalsets.summarize(per_c),

@@ -23,7 +23,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from edgetap import refine  # noqa: E402
 from edgetap.engine import StreamingTracker  # noqa: E402
-from edgetap.evalsets import VISIBLE_RULES, visible_by_rule  # noqa: E402
+from edgetap.evalsets import MAX_SUPPORT_GRID, VISIBLE_RULES, visible_by_rule  # noqa: E402
 from edgetap.flops import encoder_flops, frame_flops, state_floats_per_track, track_flops  # noqa: E402
 from edgetap.model import count_params  # noqa: E402
 from edgetap.weights import (half_if_in_range, load_checkpoint_model, load_exported_model, read_safetensors,  # noqa: E402
@@ -160,13 +160,14 @@ def stored_weights(model, weights_dtype):
 
 
 def export_model(model, models_dir, golden_dir, name, visible_rule="vis", training=None, vis_threshold=0.5,
-                 weights_dtype="F32", refinement=None):
+                 weights_dtype="F32", refinement=None, support_grid=0):
     """Writes <models_dir>/<name>.safetensors + .json and <golden_dir>/<name>-golden.safetensors
     for a model with folded BatchNorm; checks that the written files reproduce the model. With
     weights_dtype F16 the weights are rounded to FP16 first (the engine computes in FP32 either
     way), and the golden vectors are those of the rounded network. refinement: the template
     refinement the engine applies after the network (edgetap/refine.py; None: none), recorded
-    as the .json's "refinement"."""
+    as the .json's "refinement"; support_grid > 0: the side of the grid of support tracks the
+    engine tracks beside a caller's (evalsets.run_tracker's support), its "support_grid"."""
     cfg = model.cfg
     os.makedirs(models_dir, exist_ok=True)
     st_path = os.path.join(models_dir, name + ".safetensors")
@@ -185,6 +186,7 @@ def export_model(model, models_dir, golden_dir, name, visible_rule="vis", traini
         "outputs": {"xy": "model-input pixels", "vis": "sigmoid(vis_logit)", "conf": "sigmoid(conf_logit)"},
         "visible_rule": visible_rule, "vis_threshold": vis_threshold,
         **({"refinement": dict(refinement)} if refinement else {}),
+        **({"support_grid": support_grid} if support_grid else {}),
         "conventions": CONVENTIONS,
         "streaming": "training/STREAMING.md",
         "params": count_params(model),
@@ -238,6 +240,9 @@ def main():
     ap.add_argument("--refinement", default="none", choices=("none", "default"),
                     help="record template refinement after the network in the .json (default: refine.DEFAULT, "
                          "as edgetap-large-v6 publishes it)")
+    ap.add_argument("--support-grid", type=int, default=0,
+                    help="record a grid of SIDE x SIDE support tracks in the .json (0: none; edgetap-large publishes "
+                         "one, models/INFERENCE.md)")
     ap.add_argument("--version", default=None, help="weights version to record (default: the checkpoint's)")
     ap.add_argument("--ema", action="store_true", help="export the checkpoint's averaged weights (train.py --ema)")
     ap.add_argument("--weights-dtype", default="F32", choices=WEIGHTS_DTYPES,
@@ -264,8 +269,11 @@ def main():
         training["weights"] = f"moving average of the trained weights, decay {decay}"
     if not 0.0 <= args.vis_threshold <= 1.0:
         sys.exit(f"export.py: --vis-threshold {args.vis_threshold}: must be in [0, 1]")
+    if not 0 <= args.support_grid <= MAX_SUPPORT_GRID:
+        sys.exit(f"export.py: --support-grid {args.support_grid}: must be in [0, {MAX_SUPPORT_GRID}]")
     export_model(model, args.models, args.golden, args.name, args.visible_rule, training, args.vis_threshold,
-                 args.weights_dtype, refinement=refine.DEFAULT if args.refinement == "default" else None)
+                 args.weights_dtype, refinement=refine.DEFAULT if args.refinement == "default" else None,
+                 support_grid=args.support_grid)
 
 
 if __name__ == "__main__":

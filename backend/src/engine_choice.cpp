@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "edgetap/engine/refined_session.hpp"
+#include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
 
 #ifdef EDGETAP_HAVE_GPU_ENGINE
@@ -77,6 +78,8 @@ std::unique_ptr<engine::TemplateAligner> aligner_for(EngineKind kind, const engi
 std::unique_ptr<engine::TrackingSession> make_session(EngineKind kind, const engine::Network& network, int iters,
                                                       const Publishing& publishing) {
   auto session = network_session(kind, network, iters);
+  const int support = publishing.support_grid.value_or(network.config.support_grid);
+  if (support > 0) session = std::make_unique<engine::SupportGridSession>(std::move(session), support);
   if (!publishing.refine || !network.config.refinement) return session;
   engine::ModelConfig gate = network.config;
   if (publishing.visible_threshold) gate.visible_threshold = *publishing.visible_threshold;

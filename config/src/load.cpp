@@ -129,9 +129,14 @@ void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& pa
   cam.tracker = tracker == 1 ? "edgetap" : "klt";
   if (const YAML::Node e = node["edgetap"]) {
     const std::string at = YamlReader::join(path, "edgetap");
-    if (r.expect_map(e, at, {"model", "visible_threshold", "template_refinement"})) {
+    if (r.expect_map(e, at, {"model", "visible_threshold", "template_refinement", "support_grid"})) {
       r.read_string(e, at, "model", cam.edgetap.model, true);
       r.read_bool(e, at, "template_refinement", cam.edgetap.template_refinement);
+      if (e["support_grid"]) {
+        int side = cam.edgetap.support_grid.value_or(0);
+        r.read_int(e, at, "support_grid", 0, 32, side);  // at most 32 x 32 = 1,024 support tracks
+        cam.edgetap.support_grid = side;
+      }
       if (e["visible_threshold"]) {
         double threshold = cam.edgetap.visible_threshold.value_or(0.5);
         r.read_double(e, at, "visible_threshold", 0.0, 1.0, threshold);

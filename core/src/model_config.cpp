@@ -63,6 +63,17 @@ void read_refinement(const nlohmann::json& j, const std::string& path, ModelConf
   c.refinement = a;
 }
 
+// "support_grid" at the top level: the side of the grid of support tracks; absent: 0, none.
+void read_support_grid(const nlohmann::json& j, const std::string& path, ModelConfig& c) {
+  if (!j.contains("support_grid")) return;
+  const nlohmann::json& g = j["support_grid"];
+  if (!g.is_number_integer() || g.get<int>() < 0 || g.get<int>() > kMaxSupportGrid) {
+    throw ModelError(path + ": support_grid " + g.dump() + " must be an integer in [0, " +
+                     std::to_string(kMaxSupportGrid) + "]");
+  }
+  c.support_grid = g.get<int>();
+}
+
 // "entry_velocity" beside the hyper-parameters; absent in files before round 24: 0.
 void read_entry_velocity(const nlohmann::json& m, const std::string& path, ModelConfig& c) {
   if (!m.contains("entry_velocity")) return;
@@ -156,6 +167,7 @@ ModelConfig load_model_config(const std::string& path) {
   read_cross_scale(m, path, c);
   read_visible_rule(j, path, c);
   read_refinement(j, path, c);
+  read_support_grid(j, path, c);
   if (c.strides != std::vector<int>{4, 8, 16, 32} && c.strides != std::vector<int>{2, 4, 8, 16, 32}) {
     throw ModelError(path + ": this engine implements strides [4, 8, 16, 32] and [2, 4, 8, 16, 32]");
   }

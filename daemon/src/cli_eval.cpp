@@ -37,6 +37,8 @@ a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence
                    default: the bundled models/edgetap-small)
   --no-refinement  edgetap: score the network's positions, without the template
                    refinement the model's .json may declare (models/INFERENCE.md)
+  --support-grid N edgetap: track an unpublished N x N grid of support points from each
+                   clip's first frame (default: the model's .json, support_grid; 0: none)
   --size WxH       frame size the tracker sees (default 256x256); "native" keeps each clip's
   --every N        the tracker sees every N-th frame (and each query's own), as a ladder
                    rung with `stride: N` does; the frames between are scored at the last
@@ -59,9 +61,7 @@ struct Arguments {
   eval::EvalOptions eval;
   eval::GtFreeOptions gt_free;
   bool score_clips = false;
-  int iters = 0;  // edgetap refinement iterations (0 = the model's own)
-  std::string model;  // edgetap weights ("" = the bundled model)
-  bool refine = true;  // edgetap: template refinement where the model declares it
+  config::EdgeTapSettings edgetap;  // --model, --iters, --no-refinement, --support-grid
   bool quiet = false;
   std::string json_file;
   std::string record_dir;   // --record-trace
@@ -95,9 +95,9 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
         return 2;
       }
     } else if (arg == "--iters" && has_value) {
-      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 16, a.iters)) return 2;
+      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 16, a.edgetap.iters)) return 2;
     } else if (arg == "--model" && has_value) {
-      a.model = argv[++i];
+      a.edgetap.model = argv[++i];
     } else if (arg == "--size" && has_value) {
       if (!eval::parse_frame_size(argv[++i], a.eval.size)) {
         std::fprintf(stderr, "edgetap eval: --size must be WxH (16..8192) or native, not '%s'\n", argv[i]);
@@ -120,7 +120,11 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
     } else if (arg == "--replay-trace" && has_value) {
       a.replay_file = argv[++i];
     } else if (arg == "--no-refinement") {
-      a.refine = false;
+      a.edgetap.template_refinement = false;
+    } else if (arg == "--support-grid" && has_value) {
+      int side = 0;
+      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 0, 32, side)) return 2;
+      a.edgetap.support_grid = side;
     } else if (arg == "--quiet") {
       a.quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -134,7 +138,7 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
     std::fprintf(stderr, "edgetap eval: nothing to evaluate\n%s", kUsage);
     return 2;
   }
-  if (!a.model.empty() && a.eval.tracker != "edgetap") {
+  if (!a.edgetap.model.empty() && a.eval.tracker != "edgetap") {
     std::fprintf(stderr, "edgetap eval: --model names edgetap weights; the tracker here is '%s'\n",
                  a.eval.tracker.c_str());
     return 2;
@@ -144,9 +148,9 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
     return 2;
   }
   if (!a.replay_file.empty()) {
-    if (!a.record_dir.empty() || !a.model.empty() || a.iters != 0 || !a.refine) {
+    if (!a.record_dir.empty() || a.edgetap != config::EdgeTapSettings{}) {
       std::fprintf(stderr, "edgetap eval: --replay-trace scores recorded answers; --record-trace, --model, "
-                           "--iters and --no-refinement do not apply\n");
+                           "--iters, --no-refinement and --support-grid do not apply\n");
       return 2;
     }
     if (!a.tracker_named) a.eval.tracker = "replay";
@@ -226,7 +230,7 @@ int eval_command(int argc, char** argv) {
       replay.emplace(a.replay_file, a.eval.tracker);
       make_tracker = replay->factory();
     } else {
-      make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size, a.iters, a.model, a.refine);
+      make_tracker = eval::tracker_factory(a.eval.tracker, a.eval.size, a.edgetap);
     }
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "edgetap eval: %s\n", e.what());

@@ -7,14 +7,11 @@
 
 namespace edgetap::eval {
 
-TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters, const std::string& model,
-                               bool template_refinement) {
+TrackerFactory tracker_factory(const std::string& name, FrameSize size, const config::EdgeTapSettings& edgetap) {
   config::CameraConfig camera;
   camera.name = "eval";
   camera.tracker = name;
-  camera.edgetap.iters = iters;
-  camera.edgetap.model = model;
-  camera.edgetap.template_refinement = template_refinement;
+  camera.edgetap = edgetap;
   if (!size.native()) {
     camera.model_width = size.width;
     camera.model_height = size.height;

@@ -232,7 +232,7 @@ TEST(TraceReplay, CpuAnswersOfARecordedEvalScoreExactlyAsTheDirectRun) {
   const auto trace_dir = dir.path() / "trace";
   eval::TraceRecorder recorder(trace_dir);
   const auto direct =
-      score(dir.path() / "data", recorder.wrap(eval::tracker_factory("edgetap", options.size, 0, kTinyModel)), options);
+      score(dir.path() / "data", recorder.wrap(eval::tracker_factory("edgetap", options.size, {.model = kTinyModel})), options);
   EXPECT_EQ(recorder.passes(), 2 * 3);  // per sequence: first; strided forward and backward
   EXPECT_EQ(recorder.frames(), 2 * 3 * 6);
   expect_contains(message_of([&] { eval::TraceRecorder again(trace_dir); }), {trace_dir.string(), "new or empty"});

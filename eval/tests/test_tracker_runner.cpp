@@ -171,7 +171,7 @@ TEST(TrackerRunner, UnknownTrackerIsAClearError) {
 TEST(TrackerRunner, MissingEdgeTapModelIsAClearError) {
   const std::string missing = "/nonexistent/edgetap-none.safetensors";
   try {
-    eval::tracker_factory("edgetap", eval::FrameSize{}, 0, missing);
+    eval::tracker_factory("edgetap", eval::FrameSize{}, {.model = missing});
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
@@ -186,7 +186,7 @@ TEST(TrackerRunner, NamedEdgeTapModelIsTheOneThatRuns) {
   const auto queries = eval::queries_first(seq.truth);
   ASSERT_FALSE(queries.empty());
   const auto run = [&](const std::string& model) {
-    return eval::predict(eval::tracker_factory("edgetap", eval::FrameSize{}, 0, model), seq.frames, seq.truth.width,
+    return eval::predict(eval::tracker_factory("edgetap", eval::FrameSize{}, {.model = model}), seq.frames, seq.truth.width,
                          seq.truth.height, queries, eval::QueryMode::first);
   };
   const auto bundled = run("");
@@ -226,7 +226,7 @@ TEST(TrackerRunner, EdgeTapScoresRefinedOrNetworkPositionsAsAsked) {
   const auto queries = eval::queries_first(seq.truth);
   ASSERT_FALSE(queries.empty());
   const auto run = [&](bool refine) {
-    return eval::predict(eval::tracker_factory("edgetap", eval::FrameSize{}, 0, "", refine), seq.frames,
+    return eval::predict(eval::tracker_factory("edgetap", eval::FrameSize{}, {.template_refinement = refine}), seq.frames,
                          seq.truth.width, seq.truth.height, queries, eval::QueryMode::first);
   };
   const auto refined = run(true);

@@ -40,6 +40,7 @@ std::unique_ptr<engine::TrackingSession> make_session(const engine::Network& net
   backend::Publishing publishing;
   publishing.refine = settings.template_refinement;
   if (settings.visible_threshold) publishing.visible_threshold = static_cast<float>(*settings.visible_threshold);
+  publishing.support_grid = settings.support_grid;
   if (backend::network_on_gpu()) {
     return backend::make_session(settings.precision == "fp16" ? EngineKind::cuda_fp16 : EngineKind::cuda_fp32, network,
                                  settings.iters, publishing);

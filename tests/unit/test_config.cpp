@@ -47,7 +47,7 @@ cameras:
     source: test:ball
     klt: {levels: 4}
     queries: {points: [{id: c, x: 5, y: 6}]}
-    edgetap: {visible_threshold: 0.4, template_refinement: false}
+    edgetap: {visible_threshold: 0.4, template_refinement: false, support_grid: 0}
   - name: two
     source: file://clip.mp4
 )",
@@ -65,6 +65,8 @@ cameras:
   EXPECT_FALSE(two.edgetap.visible_threshold.has_value());  // the model's own
   EXPECT_FALSE(one.edgetap.template_refinement);
   EXPECT_TRUE(two.edgetap.template_refinement);              // where the model declares it
+  EXPECT_EQ(one.edgetap.support_grid, 0);                    // none
+  EXPECT_FALSE(two.edgetap.support_grid.has_value());        // the model's own
   EXPECT_EQ(two.queries.points.size(), 2u);
   EXPECT_EQ(two.source.kind, SourceKind::file);
   EXPECT_EQ(two.source.location, "/base/clip.mp4");
@@ -162,6 +164,14 @@ TEST(Config, AKltRungWithAModelIsRejected) {
       "    ladder: [{tracker: edgetap}, {tracker: klt, model: small.safetensors}]\n");
   EXPECT_NE(text.find("test.yaml:5:56: cameras[0] (camera 'a').ladder[1].model"), std::string::npos) << text;
   EXPECT_NE(text.find("a klt rung has no model"), std::string::npos) << text;
+}
+
+TEST(Config, SupportGridIsASideUpTo32) {
+  const std::string text =
+      problems_of("cameras:\n  - name: a\n    source: test:ball\n    edgetap: {support_grid: 40}\n");
+  EXPECT_NE(text.find("test.yaml:4:"), std::string::npos) << text;
+  EXPECT_NE(text.find("edgetap.support_grid"), std::string::npos) << text;
+  EXPECT_NE(text.find("32"), std::string::npos) << text;
 }
 
 TEST(Config, TemplateRefinementIsABoolean) {

@@ -60,6 +60,9 @@ def load_sequence(seq_dir, size=256):
                 gt_vis=vis, tq=tq, q=q, mask_area=gt.get("mask_area"))
 
 
+MAX_SUPPORT_GRID = 32   # the largest side a model's .json may declare (the C++ engine's kMaxSupportGrid)
+
+
 def support_grid(side, w_in, h_in):
     """side x side points spread evenly over a w_in x h_in frame (cell centres), [side^2, 2]."""
     u = (np.arange(side) + 0.5) / side

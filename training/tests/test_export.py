@@ -55,3 +55,25 @@ def test_fp16_file_is_about_half_the_fp32_file(tmp_path):
     size32, size16 = (os.path.getsize(s + ".safetensors") for s in (stem32, stem16))
     assert 0.45 * size32 < size16 < 0.55 * size32
     assert json.load(open(stem32 + ".json"))["weights_dtype"] == "F32"
+
+
+def test_a_support_grid_is_recorded_only_when_asked_for(tmp_path):
+    model = random_model(TINY, seed=5)
+    export_model(model, str(tmp_path / "with"), str(tmp_path / "with"), "tiny", support_grid=8)
+    export_model(model, str(tmp_path / "without"), str(tmp_path / "without"), "tiny")
+    assert json.load(open(tmp_path / "with" / "tiny.json"))["support_grid"] == 8
+    assert "support_grid" not in json.load(open(tmp_path / "without" / "tiny.json"))
+
+
+def test_declaring_a_support_grid_keeps_the_rest_of_the_file(tmp_path):
+    from declare_support import declare
+    model = random_model(TINY, seed=5)
+    export_model(model, str(tmp_path), str(tmp_path), "tiny")
+    stem = str(tmp_path / "tiny")
+    before = json.load(open(stem + ".json"))
+    after = declare(stem, 12)
+    keys = list(after)
+    assert keys.index("support_grid") == keys.index("vis_threshold") + 1
+    assert {k: v for k, v in after.items() if k != "support_grid"} == before
+    assert json.load(open(stem + ".json"))["support_grid"] == 12
+    assert "support_grid" not in declare(stem, 0)

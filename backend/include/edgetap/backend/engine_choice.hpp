@@ -34,6 +34,9 @@ struct Publishing {
   // The camera's override of the model's visible threshold: refinement aligns
   // the tracks published visible.
   std::optional<float> visible_threshold;
+  // The side of the grid of support tracks (engine::SupportGridSession): the
+  // camera's override of the model's support_grid; 0 = none.
+  std::optional<int> support_grid;
 };
 
 // A fresh session over `network` (which must outlive it). Throws

@@ -50,12 +50,14 @@ struct KltSettings {            // key: klt
 };
 
 struct EdgeTapSettings {             // key: edgetap (the network tracker)
-  std::string model;                 // model: the .safetensors file ("" = the bundled model);
+  std::string model{};               // model: the .safetensors file ("" = the bundled model);
                                      //   its configuration is the .json of the same name
-  std::optional<double> visible_threshold;  // visible_threshold: the model's visible score at or above which a
+  std::optional<double> visible_threshold{};  // visible_threshold: the model's visible score at or above which a
                                             //   point is visible (unset = the model's own, from its JSON)
   bool template_refinement = true;   // template_refinement: align published positions against each point's
                                      //   query patch where the model's JSON declares it (false: the network's)
+  std::optional<int> support_grid{};  // support_grid: side of the grid of unpublished support tracks started at the
+                                     //   first frame (unset = the model's own, from its JSON; 0 = none)
   int iters = 0;                     // refinement iterations, 0 = the model's own (set by a ladder rung, not a key)
   std::string precision = "fp32";    // fp32 | fp16 storage on the GPU (set by a ladder rung, not a key)
   bool operator==(const EdgeTapSettings&) const = default;

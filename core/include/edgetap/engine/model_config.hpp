@@ -22,6 +22,9 @@ enum class VisibleRule {
 
 using kernels::CorrelationRead;
 
+// The largest support grid side a model file or a camera may ask for (32 x 32 tracks).
+inline constexpr int kMaxSupportGrid = 32;
+
 struct ModelConfig {
   std::string version;
   std::array<int, 5> enc_channels{};  // encoder widths at strides 2, 4, 8, 16, 32
@@ -59,6 +62,10 @@ struct ModelConfig {
   // the JSON's top level: radius, iters, min_ncc, max_shift; RefinedSession); absent: the
   // network's outputs as they are.
   std::optional<TemplateAlignmentConfig> refinement;
+  // Support tracks: a support_grid x support_grid grid of points started at a session's first
+  // frame and tracked beside the caller's, never published, as context for the cross-track
+  // layers ("support_grid" at the JSON's top level; SupportGridSession); 0, absent: none.
+  int support_grid = 0;
 
   int levels() const noexcept { return static_cast<int>(strides.size()); }
   // A stride-2 level, from the encoder's side branch off its stem.

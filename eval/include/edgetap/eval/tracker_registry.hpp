@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "edgetap/config/config.hpp"
 #include "edgetap/eval/frame_source.hpp"
 #include "edgetap/eval/tracker_runner.hpp"
 
@@ -14,11 +15,9 @@ namespace edgetap::eval {
 // size; native sizes keep the configuration's default). Makes one tracker up
 // front, so an unknown name or a bad model file is reported here: throws
 // std::invalid_argument with the factory's message.
-// `iters` > 0 sets the edgetap network's refinement iterations (a ladder rung's setting);
-// a non-empty `model` names the edgetap weights (.safetensors, its .json beside),
-// as a camera's edgetap.model does, instead of the bundled model.
-// `template_refinement`: edgetap publishes template-refined positions where the model declares it.
-TrackerFactory tracker_factory(const std::string& name, FrameSize size, int iters = 0, const std::string& model = "",
-                               bool template_refinement = true);
+// `edgetap`: the network tracker's settings, as a camera's (config::EdgeTapSettings:
+// model, visible_threshold, template_refinement, support_grid, and iters, a ladder
+// rung's refinement iterations); the defaults run the bundled model as published.
+TrackerFactory tracker_factory(const std::string& name, FrameSize size, const config::EdgeTapSettings& edgetap = {});
 
 }  // namespace edgetap::eval

@@ -1,0 +1,38 @@
+#include "edgetap/engine/support_grid_session.hpp"
+
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+namespace edgetap::engine {
+
+std::vector<Point2> support_grid_points(int side, int width, int height) {
+  std::vector<Point2> points;
+  points.reserve(static_cast<std::size_t>(side) * static_cast<std::size_t>(side));
+  for (int row = 0; row < side; ++row) {
+    for (int col = 0; col < side; ++col) {
+      points.push_back({static_cast<float>((col + 0.5) / side * width - 0.5),
+                        static_cast<float>((row + 0.5) / side * height - 0.5)});
+    }
+  }
+  return points;
+}
+
+SupportGridSession::SupportGridSession(std::unique_ptr<TrackingSession> network, int side)
+    : network_(std::move(network)), side_(side) {
+  if (side < 1) throw std::invalid_argument("support grid side " + std::to_string(side) + " must be at least 1");
+}
+
+Status SupportGridSession::push_frame(const ImageView& frame) noexcept {
+  Status status = network_->push_frame(frame);
+  if (!status || network_->frames() != 1) return status;
+  try {
+    const std::vector<Point2> grid = support_grid_points(side_, frame.width, frame.height);
+    support_ = network_->add_tracks(grid);
+    return Status::ok();
+  } catch (const std::exception& e) {
+    return Status::error(Status::Code::internal, std::string("support grid: ") + e.what());
+  }
+}
+
+}  // namespace edgetap::engine
