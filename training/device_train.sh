@@ -3,7 +3,8 @@
 #   bash training/device_train.sh CHUNK_SECONDS [train.py flags...]
 # CHUNK_SECONDS bounds train.py's wall time, its set-up and final validation included (it reserves
 # the last mid-chunk validation's duration); the call itself takes about 20 s more (start-up).
-# SMOKE=1 first runs a few tiny single-GPU steps and the CPU unit tests, and stops on failure.
+# SMOKE=1 first runs a few tiny single-GPU steps and the CPU unit tests (with several GPUs, 10 tiny
+# data-parallel steps too), and stops on failure.
 # Writes the checkpoint (--ckpt, default training/checkpoints/edgetap-small.pt) and copies it, with the
 # log, to $OUT at every save (mid-chunk too, so a call stopped early still hands back the last one). A
 # copy over 15 MiB is written as parts NAME.part-aa, -ab, ... because the device hands back at most 8
@@ -38,6 +39,12 @@ if [ "${SMOKE:-0}" = 1 ]; then
   python3 training/train.py --ckpt /tmp/smoke.pt --batch 2 --frames 8 --tracks 32 --max-steps 3 \
     --val-clips 1 --val-frames 8 --log-every 1 --total-seconds 100 --self-init 0.5 || exit 1
   rm -f /tmp/smoke.pt
+  if [ "$NG" -gt 1 ]; then   # the data-parallel path: 10 steps on every GPU, the ranks' weights compared at the end
+    torchrun --standalone --nproc_per_node="$NG" training/train.py --ckpt /tmp/smoke_ddp.pt --batch 2 --frames 8 \
+      --tracks 32 --max-steps 10 --val-clips 1 --val-frames 8 --log-every 5 --total-seconds 100 --self-init 0.5 \
+      --graph-entries --fused-reads || exit 1
+    rm -f /tmp/smoke_ddp.pt
+  fi
 fi
 CHUNK=$1; shift
 if [ "$NG" -gt 1 ]; then
