@@ -4,10 +4,11 @@
 // few pixels per frame; tracks start on a grid at the first frame. Where the
 // model's .json declares template refinement, ms/frame includes it (as the
 // daemon publishes) and its own column shows its part; --no-refinement times
-// the network alone.
+// the network alone. Where it declares a support grid, its tracks run beside
+// the P points (the network's columns include them); --no-support leaves them out.
 //
 // usage: edgetap-engine-bench [--model FILE.safetensors] [--size N] [--points P]... [--iters K] [--frames F] [--runs R]
-//                             [--no-refinement]
+//                             [--no-refinement] [--no-support]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "edgetap/engine/refined_session.hpp"
+#include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/engine/streaming_session.hpp"
 #include "texture_frame.hpp"
 
@@ -31,11 +33,15 @@ int run(int argc, char** argv) {
   std::string model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-small.safetensors";
   int size = 256, frames = 30, runs = 3, iters = 0;
   std::vector<int> point_counts;
-  bool refinement = true;
+  bool refinement = true, support = true;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--no-refinement") {
       refinement = false;
+      continue;
+    }
+    if (arg == "--no-support") {
+      support = false;
       continue;
     }
     if (i + 1 >= argc) break;
@@ -56,6 +62,9 @@ int run(int argc, char** argv) {
               network.weights.parameter_count(), size, size, iters > 0 ? iters : network.config.iters, frames, runs);
   refinement = refinement && network.config.refinement.has_value();
   std::printf("template refinement after the network: %s\n", refinement ? "yes (the model declares it)" : "no");
+  const int support_side = support ? network.config.support_grid : 0;
+  std::printf("support tracks beside the points: %d (the model declares %d x %d)\n", support_side * support_side,
+              network.config.support_grid, network.config.support_grid);
   std::printf("%7s %9s %9s | %8s %8s %8s %8s %8s %8s  (ms/frame)\n", "points", "frames/s", "ms/frame", "encoder", "corr",
               "token", "blocks", "head", "refine");
   for (int points : point_counts) {
@@ -67,6 +76,7 @@ int run(int argc, char** argv) {
       auto owned = std::make_unique<engine::StreamingSession>(network, iters);
       engine::StreamingSession& net = *owned;
       std::unique_ptr<engine::TrackingSession> published = std::move(owned);
+      if (support_side > 0) published = std::make_unique<engine::SupportGridSession>(std::move(published), support_side);
       if (refinement) {
         published = std::make_unique<engine::RefinedSession>(std::move(published), *network.config.refinement,
                                                              network.config);

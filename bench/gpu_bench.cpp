@@ -4,8 +4,9 @@
 //   W2  streaming: per-frame latency (push to estimates on the host), p50 and
 //       p99 over the frames after the first, at 256, 1024 and 4096 points,
 //       with the frame replayed as a CUDA graph and without, and (where the
-//       model declares template refinement) as the daemon publishes: in a
-//       graph, then refined on the GPU; the per-stage split from CUDA events
+//       model declares template refinement or support tracks) as the daemon
+//       publishes: in a graph beside the model's support grid, then refined on
+//       the GPU (line "published"); the per-stage split from CUDA events
 //       (a separate run without graphs).
 //   W3  N cameras: N sessions, one host thread and stream each, streaming at
 //       once; frames per second over all of them.
@@ -197,12 +198,14 @@ void w2(const engine::Network& net, const Options& o, const char* precision) {
       std::printf("W2 %s: %5d points, %-8s p50 %7.3f ms  p99 %7.3f ms per frame\n", precision, points,
                   graphs ? "graph" : "no graph", percentile(ms, 0.5), percentile(ms, 0.99));
     }
-    if (net.config.refinement) {  // what the daemon publishes: the network in a graph, then the alignments on the GPU
+    if (net.config.refinement || net.config.support_grid > 0) {
+      // what the daemon publishes: the network in a graph, beside the support grid the model
+      // declares (its tracks on top of `points`), then the alignments on the GPU
       const auto published = backend::make_session(
           std::is_same_v<T, float> ? backend::EngineKind::cuda_fp32 : backend::EngineKind::cuda_fp16, net, 0);
       std::vector<double> ms = time_frames(*published, clip, o.size, points);
       ms.erase(ms.begin(), ms.begin() + 2);
-      std::printf("W2 %s: %5d points, %-8s p50 %7.3f ms  p99 %7.3f ms per frame\n", precision, points, "refined",
+      std::printf("W2 %s: %5d points, %-8s p50 %7.3f ms  p99 %7.3f ms per frame\n", precision, points, "published",
                   percentile(ms, 0.5), percentile(ms, 0.99));
     }
     engine::StepProfile stages;

@@ -33,13 +33,14 @@ for step in "$@"; do
       done ;;
     refine)
       # Template refinement per frame on the GPU against one CPU thread (frame conversion included),
-      # then the published session (network + refinement) beside the network alone (W2's lines).
+      # then the published session (network + the model's support grid + refinement) beside the
+      # network alone (W2's lines, "published").
       "$bin/edgetap-refine-bench" --aligner cuda --points 64 --points 256 --points 1024 >"$out/refine-cuda.log" 2>&1 || status=1
       "$bin/edgetap-refine-bench" --aligner cpu --threads 1 --points 256 --points 1024 >"$out/refine-cpu.log" 2>&1 || status=1
       tail -n 4 "$out/refine-cuda.log" "$out/refine-cpu.log"
       "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 --workloads w2 \
         --w2-points 256,1024 >"$out/bench-large-refined.log" 2>&1 || status=1
-      grep -E "^W2|refined" "$out/bench-large-refined.log"
+      grep -E "^W2|published" "$out/bench-large-refined.log"
       ncu --clock-control none --csv --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
         -k regex:'grey_frame_kernel|capture_kernel|align_kernel' -c 12 \
         "$bin/edgetap-refine-bench" --aligner cuda --points 1024 --frames 4 --runs 1 >"$out/ncu-refine-1024.csv" 2>"$out/ncu-refine.err" || status=1

@@ -10,9 +10,9 @@ Exit status 0: ships; 1: does not; 2: a file or a figure is missing.
 
   python3 training/ship_check.py \\
       --candidate results/eval_X.json results/eval_X_badja768x448.json results/eval_cpp_X.json \\
-      --shipped results/eval_edgetap-large-v6_refined.json \\
-                results/eval_edgetap-large-v6_refined_badja768x448.json \\
-                results/eval_cpp_edgetap-large-v6_refined.json
+      --shipped results/eval_edgetap-large-v6_published.json \\
+                results/eval_edgetap-large-v6_published_badja768x448.json \\
+                results/eval_cpp_edgetap-large-v6_published.json
 
 Which of a run's weights and their moving average is the candidate is decided before this, by the
 higher validation AJ (`val` in evaluate.py's file, printed here when present).
