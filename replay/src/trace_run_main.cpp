@@ -36,6 +36,8 @@ OUT_FILE, for edgetap eval --replay-trace OUT_FILE.
   --iters N           refinement iterations per frame (default: the model's own)
   --no-refinement     publish the network's positions, without the template
                       refinement the model's .json may declare
+  --support-grid N    track an unpublished N x N grid of support points from each
+                      pass's first frame (default: the model's .json; 0: none)
   --quiet             no progress on stderr
 Exit status: 0 answered, 1 bad input or a tracker failure, 2 bad arguments.
 )";
@@ -48,6 +50,7 @@ struct Options {
   std::optional<float> visible_threshold;
   int iters = 0;
   bool refine = true;
+  std::optional<int> support_grid;
   bool quiet = false;
 };
 
@@ -104,6 +107,12 @@ int parse(int argc, char** argv, Options& o, bool& done) {
       o.iters = static_cast<int>(number);
     } else if (arg == "--no-refinement") {
       o.refine = false;
+    } else if (arg == "--support-grid" && has_value) {
+      if (!read_number(argv[++i], 0, 32, number) || number != static_cast<int>(number)) {
+        std::fprintf(stderr, "edgetap-trace-run: --support-grid must be an integer in [0, 32], not '%s'\n", argv[i]);
+        return 2;
+      }
+      o.support_grid = static_cast<int>(number);
     } else if (arg == "--quiet") {
       o.quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -140,6 +149,7 @@ int run(const Options& o) {
     backend::Publishing publishing;
     publishing.visible_threshold = o.visible_threshold;
     publishing.refine = o.refine;
+    publishing.support_grid = o.support_grid;
     engine::EdgeTapTracker tracker(network, backend::make_session(o.engine, *network, o.iters, publishing),
                                    o.visible_threshold);
     const replay::PassStats stats = replay::answer_pass(recorded, p, tracker, file.parent_path(), out);
