@@ -7,7 +7,8 @@
 #   3. the C++ engine (`edgetap eval`) on pairs, BADJA and synth-eval-v1 -> eval_cpp_NAME_published.json
 # and compared with the shipped version's three files by training/ship_check.py (its exit status
 # is this script's). From the repo root, after `cmake --build --preset cpu` and with synth-eval-v1
-# generated (models/README.md), about 20 min on 2 CPU cores:
+# generated (models/README.md), about 20 min on 2 CPU cores without a support grid; with edgetap-large's
+# 16 x 16 one longer (its generated set alone took 16 min, its validation set 15 min, 2026-12-05):
 #   bash training/candidate_eval.sh training/checkpoints/edgetap-large-r30.pt r30-step1805 [--ema]
 # SHIPPED (default edgetap-large-v6) names the shipped files: eval_${SHIPPED}_published*.json;
 # SUPPORT (default: models/edgetap-large.json's support_grid) the candidate's support grid.
