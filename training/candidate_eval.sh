@@ -8,7 +8,7 @@
 # and compared with the shipped version's three files by training/ship_check.py (its exit status
 # is this script's). From the repo root, after `cmake --build --preset cpu` and with synth-eval-v1
 # generated (models/README.md), about 20 min on 2 CPU cores without a support grid; with edgetap-large's
-# 16 x 16 one longer (its generated set alone took 16 min, its validation set 15 min, 2026-12-05):
+# 16 x 16 one longer (v6: its generated set 943 s against 173 s, its validation set 881 s against 290 s):
 #   bash training/candidate_eval.sh training/checkpoints/edgetap-large-r30.pt r30-step1805 [--ema]
 # SHIPPED (default edgetap-large-v6) names the shipped files: eval_${SHIPPED}_published*.json;
 # SUPPORT (default: models/edgetap-large.json's support_grid) the candidate's support grid.
