@@ -155,6 +155,8 @@ def main():
         rule, threshold = info.get("visible_rule", "vis"), info.get("vis_threshold", 0.5)
         refinement, support = info.get("refinement"), info.get("support_grid", 0)
     if args.support is not None:
+        if not 0 <= args.support <= evalsets.MAX_SUPPORT_GRID:
+            raise SystemExit(f"evaluate: --support {args.support}: must be in [0, {evalsets.MAX_SUPPORT_GRID}]")
         support = args.support
     refinement = {"published": refinement, "on": refinement or refine.DEFAULT, "off": None}[args.refinement]
     if args.vis_threshold is not None:

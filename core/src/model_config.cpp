@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -67,7 +68,7 @@ void read_refinement(const nlohmann::json& j, const std::string& path, ModelConf
 void read_support_grid(const nlohmann::json& j, const std::string& path, ModelConfig& c) {
   if (!j.contains("support_grid")) return;
   const nlohmann::json& g = j["support_grid"];
-  if (!g.is_number_integer() || g.get<int>() < 0 || g.get<int>() > kMaxSupportGrid) {
+  if (!g.is_number_integer() || g.get<std::int64_t>() < 0 || g.get<std::int64_t>() > kMaxSupportGrid) {
     throw ModelError(path + ": support_grid " + g.dump() + " must be an integer in [0, " +
                      std::to_string(kMaxSupportGrid) + "]");
   }

@@ -19,6 +19,7 @@
 #include "edgetap/eval/trace_replay.hpp"
 #include "edgetap/eval/tracker_registry.hpp"
 #include "edgetap/daemon/option_numbers.hpp"
+#include "edgetap/engine/model_config.hpp"
 
 namespace edgetap::cli {
 namespace {
@@ -123,7 +124,7 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
       a.edgetap.template_refinement = false;
     } else if (arg == "--support-grid" && has_value) {
       int side = 0;
-      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 0, 32, side)) return 2;
+      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 0, engine::kMaxSupportGrid, side)) return 2;
       a.edgetap.support_grid = side;
     } else if (arg == "--quiet") {
       a.quiet = true;

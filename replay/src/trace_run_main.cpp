@@ -17,6 +17,7 @@
 #include "answer_pass.hpp"
 #include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/engine/edgetap_tracker.hpp"
+#include "edgetap/engine/model_config.hpp"
 #include "edgetap/engine/streaming_session.hpp"
 
 namespace {
@@ -108,8 +109,9 @@ int parse(int argc, char** argv, Options& o, bool& done) {
     } else if (arg == "--no-refinement") {
       o.refine = false;
     } else if (arg == "--support-grid" && has_value) {
-      if (!read_number(argv[++i], 0, 32, number) || number != static_cast<int>(number)) {
-        std::fprintf(stderr, "edgetap-trace-run: --support-grid must be an integer in [0, 32], not '%s'\n", argv[i]);
+      if (!read_number(argv[++i], 0, engine::kMaxSupportGrid, number) || number != static_cast<int>(number)) {
+        std::fprintf(stderr, "edgetap-trace-run: --support-grid must be an integer in [0, %d], not '%s'\n",
+                     engine::kMaxSupportGrid, argv[i]);
         return 2;
       }
       o.support_grid = static_cast<int>(number);
