@@ -95,8 +95,12 @@ void read_governor(YamlReader& r, const YAML::Node& node, const std::string& pat
 
 void read_klt(YamlReader& r, const YAML::Node& node, const std::string& path, KltSettings& k) {
   if (!r.expect_map(node, path, {"window", "levels", "fb_threshold"})) return;
-  r.read_int(node, path, "window", 5, 63, k.window);
-  if (k.window % 2 == 0) r.problem(node["window"], YamlReader::join(path, "window"), "must be odd (5, 7, ..., 63)");
+  // Only a window written here is checked here: an inherited one was checked (and
+  // reported, at its own line) where `defaults` set it.
+  if (const YAML::Node window = node["window"]) {
+    r.read_int(node, path, "window", 5, 63, k.window);
+    if (k.window % 2 == 0) r.problem(window, YamlReader::join(path, "window"), "must be odd (5, 7, ..., 63)");
+  }
   r.read_int(node, path, "levels", 0, 6, k.levels);
   r.read_double(node, path, "fb_threshold", 0.01, 100.0, k.fb_threshold);
 }
@@ -166,8 +170,42 @@ void resolve_model_path(const std::string& base_dir, std::string& model) {
   }
 }
 
-void read_camera(YamlReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
-                 CameraConfig& cam) {
+// The node at keys [key, end) under `map`, or an undefined node when any key on the way is
+// absent. Recursive rather than a loop: assigning a yaml-cpp node overwrites what it refers to.
+YAML::Node find_path(const YAML::Node& map, const char* const* key, const char* const* end) {
+  if (key == end) return map;
+  if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node child = map[*key];  // const: a lookup must not add the key
+  if (!child) return YAML::Node(YAML::NodeType::Undefined);
+  return find_path(child, key + 1, end);
+}
+
+// Where the camera's setting at `keys` was written: in the camera's own map, else in
+// `defaults` (the camera inherits it), else the camera itself (a built-in default).
+YAML::Node written_at(const YAML::Node& camera, const YAML::Node& defaults, std::initializer_list<const char*> keys) {
+  if (const YAML::Node own = find_path(camera, keys.begin(), keys.end())) return own;
+  if (const YAML::Node inherited = find_path(defaults, keys.begin(), keys.end())) return inherited;
+  return camera;
+}
+
+// A rung larger than model_size, reported at the rung's `size` wherever the ladder was written.
+void check_rung_sizes(YamlReader& r, const YAML::Node& node, const YAML::Node& defaults, const std::string& where,
+                      const CameraConfig& cam) {
+  const YAML::Node ladder = written_at(node, defaults, {"ladder"});
+  const bool inherited = !node["ladder"];
+  for (std::size_t i = 0; i < cam.ladder.size(); ++i) {
+    const Rung& rung = cam.ladder[i];
+    if (rung.width <= cam.model_width && rung.height <= cam.model_height) continue;
+    const YAML::Node size = ladder.IsSequence() && i < ladder.size() ? ladder[i]["size"] : YAML::Node();
+    r.problem(size ? size : node, YamlReader::join(where, "ladder[" + std::to_string(i) + "].size"),
+              "a rung's size must not exceed model_size " + std::to_string(cam.model_width) + "x" +
+                  std::to_string(cam.model_height) + " (frames are captured at model_size)" +
+                  (inherited ? "; the ladder is inherited from defaults" : ""));
+  }
+}
+
+void read_camera(YamlReader& r, const YAML::Node& node, const YAML::Node& defaults, const std::string& path,
+                 const std::string& base_dir, CameraConfig& cam) {
   std::vector<std::string> keys = kSettingKeys;
   keys.insert(keys.end(), {"name", "source"});
   if (!r.expect_map(node, path, keys)) return;
@@ -195,17 +233,11 @@ void read_camera(YamlReader& r, const YAML::Node& node, const std::string& path,
   }
   apply_settings(r, node, where, cam);
   resolve_model_path(base_dir, cam.edgetap.model);
-  for (std::size_t i = 0; i < cam.ladder.size(); ++i) {
-    Rung& rung = cam.ladder[i];
-    resolve_model_path(base_dir, rung.model);
-    if (rung.width > cam.model_width || rung.height > cam.model_height) {
-      r.problem(node, YamlReader::join(where, "ladder[" + std::to_string(i) + "].size"),
-                "a rung's size must not exceed model_size " + std::to_string(cam.model_width) + "x" +
-                    std::to_string(cam.model_height) + " (frames are captured at model_size)");
-    }
-  }
+  for (Rung& rung : cam.ladder) resolve_model_path(base_dir, rung.model);
+  check_rung_sizes(r, node, defaults, where, cam);
   if (cam.queries.policy == QueryPolicy::points && cam.queries.points.empty()) {
-    r.problem(node, YamlReader::join(where, "queries.points"), "policy 'points' needs at least one point");
+    r.problem(written_at(node, defaults, {"queries", "policy"}), YamlReader::join(where, "queries.points"),
+              "policy 'points' needs at least one point");
   }
 }
 
@@ -231,8 +263,12 @@ Config parse(const YAML::Node& root, YamlReader& r, const std::string& name, con
     }
   }
   CameraConfig defaults;
+  YAML::Node defaults_node;
   if (const YAML::Node d = root["defaults"]) {
-    if (r.expect_map(d, "defaults", kSettingKeys)) apply_settings(r, d, "defaults", defaults);
+    if (r.expect_map(d, "defaults", kSettingKeys)) {
+      apply_settings(r, d, "defaults", defaults);
+      defaults_node = d;
+    }
   }
   const YAML::Node cameras = root["cameras"];
   if (!cameras || !cameras.IsSequence() || cameras.size() == 0) {
@@ -243,7 +279,7 @@ Config parse(const YAML::Node& root, YamlReader& r, const std::string& name, con
   for (std::size_t i = 0; i < cameras.size(); ++i) {
     CameraConfig cam = defaults;
     cam.line = cameras[i].Mark().line + 1;
-    read_camera(r, cameras[i], "cameras[" + std::to_string(i) + "]", base_dir, cam);
+    read_camera(r, cameras[i], defaults_node, "cameras[" + std::to_string(i) + "]", base_dir, cam);
     if (cam.name.empty()) continue;
     auto [it, inserted] = lines_by_name.emplace(cam.name, cam.line);
     if (!inserted) {
@@ -303,7 +339,15 @@ Config load_string(const std::string& text, const std::string& name, const std::
     reader.problem_at(e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg);
     throw ConfigError(reader.problems());
   }
-  Config config = parse(root, reader, name, base_dir);
+  Config config;
+  try {
+    config = parse(root, reader, name, base_dir);
+  } catch (const YAML::Exception& e) {
+    // The reads record problems and never throw; should yaml-cpp throw anyway, the file
+    // is still rejected as a configuration error (exit 78), never an abort.
+    reader.problem_at(e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1, "",
+                      "cannot read the configuration: " + e.msg);
+  }
   if (!reader.problems().empty()) throw ConfigError(reader.problems());
   return config;
 }

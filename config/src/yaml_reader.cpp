@@ -58,7 +58,9 @@ std::string closest_key(const std::string& key, const std::vector<std::string>& 
 }
 
 void YamlReader::problem(const YAML::Node& at, const std::string& key, const std::string& message) {
-  const YAML::Mark mark = at.Mark();
+  // A node for an absent key has no position and Mark() would throw: reads never throw,
+  // so such a problem is still recorded, with its key but without a line.
+  const YAML::Mark mark = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
   problem_at(mark.is_null() ? 0 : mark.line + 1, mark.is_null() ? 0 : mark.column + 1, key, message);
 }
 

@@ -180,3 +180,54 @@ TEST(Config, TemplateRefinementIsABoolean) {
   EXPECT_NE(text.find("test.yaml:4:"), std::string::npos) << text;
   EXPECT_NE(text.find("edgetap.template_refinement"), std::string::npos) << text;
 }
+
+TEST(Config, InheritedEvenWindowIsReportedOnceWhereDefaultsWroteIt) {
+  const std::string text = problems_of(
+      "defaults:\n  klt: {window: 20}\ncameras:\n  - name: a\n    source: test:ball\n    klt: {levels: 2}\n");
+  EXPECT_NE(text.find("test.yaml:2:17: defaults.klt.window: must be odd"), std::string::npos) << text;
+  EXPECT_EQ(text.find("must be odd"), text.rfind("must be odd")) << "reported more than once:\n" << text;
+}
+
+TEST(Config, InheritedLadderTooLargeIsReportedAtTheDefaultsRung) {
+  const std::string text = problems_of(
+      "defaults:\n  ladder: [{size: [512, 512]}]\ncameras:\n  - name: a\n    source: test:ball\n"
+      "    model_size: [256, 256]\n");
+  EXPECT_NE(text.find("test.yaml:2:19: cameras[0] (camera 'a').ladder[0].size: a rung's size must not exceed model_size "
+                      "256x256"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("inherited from defaults"), std::string::npos) << text;
+}
+
+TEST(Config, EveryInheritedSettingThatCanBeBadIsRejectedWithoutAbort) {
+  // Each value is bad in `defaults` and a camera overrides a sibling key of the same map:
+  // the load must end in a ConfigError naming the defaults' key, never another exception.
+  const char* const kBadDefaults[][2] = {
+      {"klt: {window: 20}", "klt: {levels: 2}"},
+      {"klt: {levels: 9}", "klt: {window: 7}"},
+      {"capture: {retry: {initial_ms: 500, max_ms: 100}}", "capture: {queue: 2}"},
+      {"capture: {retry: {max_ms: 5}}", "capture: {retry: {initial_ms: 20}}"},
+      {"queries: {policy: points}", "queries: {reseed: true}"},
+      {"queries: {features: {count: 0}}", "queries: {policy: features}"},
+      {"governor: {window: 2}", "governor: {percentile: 90}"},
+      {"edgetap: {support_grid: 33}", "edgetap: {template_refinement: false}"},
+      {"ladder: [{tracker: klt, model: m.safetensors}]", "budget_ms: 30"},
+      {"ladder: [{tracker: klt}, {tracker: edgetap}]", "budget_ms: 30"},
+      {"publish: {socket: maybe}", "publish: {mqtt: false}"},
+  };
+  for (const auto& [bad, sibling] : kBadDefaults) {
+    const std::string yaml = std::string("defaults:\n  ") + bad + "\ncameras:\n  - name: a\n    source: test:ball\n    " +
+                             sibling + "\n";
+    std::string text;
+    try {
+      load_string(yaml, "test.yaml", "/base");
+      ADD_FAILURE() << "accepted:\n" << yaml;
+    } catch (const ConfigError& e) {
+      text = e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "threw " << e.what() << " instead of a ConfigError for:\n" << yaml;
+    }
+    EXPECT_NE(text.find("test.yaml:2:"), std::string::npos) << "not reported at the defaults' line:\n" << yaml << "\n"
+                                                            << text;
+  }
+}
