@@ -39,6 +39,7 @@
 
 #include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/gpu/cuda_session.hpp"
+#include "edgetap/gpu/cuda_stream.hpp"
 #include "edgetap/gpu/device_buffer.hpp"
 #include "edgetap/gpu/gemm.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
@@ -276,18 +277,18 @@ double gemm_tflops(const gpu::Blas& blas, cudaStream_t stream, int n) {
   // Random-ish, not zero: products of zeros can run faster than real data.
   std::vector<float> host(static_cast<std::size_t>(n) * n);
   for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.f - 0.5f;
-  const gpu::DeviceBuffer<T> a = gpu::to_device<T>(host), b = gpu::to_device<T>(host);
-  gpu::DeviceBuffer<float> c(host.size());
+  const gpu::DeviceBuffer<T> a = gpu::to_device<T>(host, stream), b = gpu::to_device<T>(host, stream);
+  gpu::DeviceBuffer<float> c(host.size(), stream);
   const double ms = event_ms(stream, 10, [&] { blas.gemm_nt<T>(n, n, n, a.data(), n, b.data(), n, c.data(), n); });
   return 2.0 * n * n * static_cast<double>(n) / (ms * 1e-3) / 1e12;
 }
 
 void ceilings() {
-  cudaStream_t stream = nullptr;
-  EDGETAP_CUDA_CHECK(cudaStreamCreate(&stream));
+  const gpu::CudaStream owned_stream;  // outlives the buffers made on it
+  const cudaStream_t stream = owned_stream.get();
   const std::size_t bytes = std::size_t{1} << 30;
-  gpu::DeviceBuffer<std::uint8_t> from(bytes), to(bytes);
-  EDGETAP_CUDA_CHECK(cudaMemset(from.data(), 1, bytes));
+  gpu::DeviceBuffer<std::uint8_t> from(bytes, stream), to(bytes, stream);
+  EDGETAP_CUDA_CHECK(cudaMemsetAsync(from.data(), 1, bytes, stream));
   const double copy_ms = event_ms(stream, 10, [&] {
     EDGETAP_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, stream));
   });
@@ -298,7 +299,6 @@ void ceilings() {
     std::printf("ceiling: 8192^3 product, FP16 in / float accumulation %.0f TFLOP/s; FP32 %.1f TFLOP/s (median of 10)\n",
                 gemm_tflops<__half>(blas, stream, 8192), gemm_tflops<float>(blas, stream, 8192));
   }
-  cudaStreamDestroy(stream);
 }
 
 template <class T>

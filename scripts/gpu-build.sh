@@ -9,9 +9,10 @@ archs="${1:-75-real;90-real}"
 cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDGETAP_CORE_ONLY=ON -DEDGETAP_CUDA=ON \
   -DEDGETAP_BLAS=OFF -DEDGETAP_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES="$archs" >/dev/null
 ninja -C build/gpu edgetap-gpu-test-track-ops edgetap-gpu-test-encoder edgetap-gpu-test-session \
-  edgetap-gpu-test-refinement edgetap-bench edgetap-refine-bench edgetap-trace-run
+  edgetap-gpu-test-refinement edgetap-gpu-test-concurrent-sessions edgetap-bench edgetap-refine-bench edgetap-trace-run
 rm -rf build/gpu-bin && mkdir -p build/gpu-bin
 cp build/gpu/gpu/tests/edgetap-gpu-test-track-ops build/gpu/gpu/tests/edgetap-gpu-test-encoder \
   build/gpu/gpu/tests/edgetap-gpu-test-session build/gpu/gpu/tests/edgetap-gpu-test-refinement \
+  build/gpu/gpu/tests/edgetap-gpu-test-concurrent-sessions \
   build/gpu/bench/edgetap-bench build/gpu/bench/edgetap-refine-bench build/gpu/replay/edgetap-trace-run build/gpu-bin/
 ls -la build/gpu-bin

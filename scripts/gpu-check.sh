@@ -2,7 +2,7 @@
 # Runs the CUDA engine's parity tests, memory checks and benchmarks on a GPU
 # host, from programs built by scripts/gpu-build.sh (carried in build/gpu-bin).
 # Run from the source tree's root; logs go to OUT_DIR.
-#   usage: scripts/gpu-check.sh OUT_DIR [tests] [sanitize] [bench] [refine] [ncu]
+#   usage: scripts/gpu-check.sh OUT_DIR [tests] [stress] [sanitize] [bench] [refine] [ncu]
 set -uo pipefail
 out="$1"; shift
 bin=build/gpu-bin
@@ -17,6 +17,16 @@ for step in "$@"; do
         "$bin/edgetap-gpu-test-$t" --gtest_color=no >"$out/test-$t.log" 2>&1 || status=1
         grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[fp|FAILED|Failure|error" "$out/test-$t.log" | head -40
       done ;;
+    stress)
+      # Sessions on 6 camera threads for 30 s (build, stream, grow, switch rungs, destroy), checked
+      # against single-threaded runs; then 4 threads for 3 s under memcheck and racecheck.
+      "$bin/edgetap-gpu-test-concurrent-sessions" --gtest_color=no >"$out/stress.log" 2>&1 || status=1
+      EDGETAP_STRESS_THREADS=4 EDGETAP_STRESS_SECONDS=3 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$bin/edgetap-gpu-test-concurrent-sessions" >"$out/memcheck-stress.log" 2>&1 || status=1
+      EDGETAP_STRESS_THREADS=4 EDGETAP_STRESS_SECONDS=3 compute-sanitizer --tool racecheck --error-exitcode 9 \
+        "$bin/edgetap-gpu-test-concurrent-sessions" >"$out/racecheck-stress.log" 2>&1 || status=1
+      grep -E "rung visits|PASSED|FAILED|Failure" "$out/stress.log" | head -20
+      tail -n 3 "$out/memcheck-stress.log" "$out/racecheck-stress.log" ;;
     sanitize)
       # Memory errors and races on the kernels and on whole frames of the tiny networks.
       compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/edgetap-gpu-test-track-ops" >"$out/memcheck-track-ops.log" 2>&1 || status=1

@@ -138,7 +138,18 @@ void CameraWorker::supervise() {
   stats_.state.clear();
 }
 
+// Nothing a frame does may end the process: an exception that escapes the
+// tracker (which turns its own failures into a rung fail-over) fails this
+// frame only, with one log line.
 void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoint>& points) {
+  try {
+    track_and_publish(frame, points);
+  } catch (const std::exception& e) {
+    log_->error("frame {} not tracked: {}", frame.index, e.what());
+  }
+}
+
+void CameraWorker::track_and_publish(const pipeline::Frame& frame, std::vector<TrackPoint>& points) {
   Status status;
   double tracker_ms = 0;
   {
@@ -146,6 +157,9 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
     const auto t0 = Clock::now();
     status = session_->process(frame, points);
     tracker_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  }
+  if (follow_failover("frame " + std::to_string(frame.index))) {
+    if (!status) return;  // the fail-over's line says why this frame is not tracked
   }
   if (!status) {
     log_->error("frame {} not tracked: {}", frame.index, status.message());
@@ -224,6 +238,23 @@ void CameraWorker::govern(double latency_ms) {
   log_->warn("rung {} -> {}: {}", from, ladder_->name(), change->reason);
 }
 
+// A rung whose tracker failed was left by the ladder itself: one log line,
+// and the governor follows it there. True when that happened.
+bool CameraWorker::follow_failover(const std::string& when) {
+  const auto failover = ladder_->take_failover();
+  if (!failover) return false;
+  log_->error("{}: {}", when, failover->message);
+  if (failover->to == failover->from) return true;
+  const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  governor_->rung_failed(failover->from, failover->to, now_s);
+  std::lock_guard lock(stats_mutex_);
+  ++stats_.rung_changes;
+  ++stats_.rung_failures;
+  stats_.rung = std::string(ladder_->name());
+  stats_.rung_index = ladder_->rung();
+  return true;
+}
+
 void CameraWorker::run_control_tasks() {
   std::vector<std::function<void()>> tasks;
   {
@@ -241,7 +272,19 @@ PointsChange CameraWorker::run_on_tracking_thread(std::function<PointsChange()> 
   {
     std::lock_guard lock(tasks_mutex_);
     tasks_.push_back([this, promise, task = std::move(task)] {
-      promise->set_value(finished_ ? PointsChange{{}, {}, "the camera has stopped"} : task());
+      PointsChange change;
+      if (finished_) {
+        change.error = "the camera has stopped";
+      } else {
+        try {
+          change = task();
+        } catch (const std::exception& e) {  // the tracker's; the camera goes on
+          change.error = std::string("the tracker failed: ") + e.what();
+          log_->error("{}", change.error);
+        }
+      }
+      follow_failover("changing points");
+      promise->set_value(std::move(change));
     });
   }
   if (result.wait_for(timeout) != std::future_status::ready) return {{}, {}, "the camera did not answer in time"};

@@ -17,6 +17,7 @@
 
 #include "edgetap/gpu/cudnn_check.hpp"
 #include "edgetap/gpu/device_buffer.hpp"
+#include "edgetap/gpu/device_setup.hpp"
 #include "edgetap/kernels/cuda/check.hpp"
 #include "edgetap/kernels/cuda/encoder_ops.hpp"
 
@@ -88,7 +89,7 @@ struct DeviceConv {
 };
 
 template <class T>
-DeviceConv<T> upload_conv(const engine::Conv& c) {
+DeviceConv<T> upload_conv(const engine::Conv& c, cudaStream_t stream) {
   // cuDNN pads symmetrically; the CPU pads k/2 before and after, which agrees
   // (and gives ceil(in / stride) outputs) only for odd k.
   if (c.k % 2 != 1 || c.stride < 1 || c.cin < 1 || c.cout < 1) {
@@ -100,8 +101,8 @@ DeviceConv<T> upload_conv(const engine::Conv& c) {
   d.cout = c.cout;
   d.k = c.k;
   d.stride = c.stride;
-  d.weight = to_device<T>(c.weight);
-  d.bias = to_device<float>(c.bias);
+  d.weight = to_device<T>(c.weight, stream);
+  d.bias = to_device<float>(c.bias, stream);
   EDGETAP_CUDNN_CHECK(
       cudnnSetFilter4dDescriptor(d.filter.get(), Precision<T>::data, CUDNN_TENSOR_NHWC, c.cout, c.cin, c.k, c.k));
   return d;
@@ -257,19 +258,19 @@ template <class T>
 CudaEncoder<T>::Impl::Impl(const engine::ModelConfig& cfg, const engine::Weights& w, cudaStream_t s)
     : config(cfg),
       stream(s),
-      stem(upload_conv<T>(w.stem)),
-      down4(upload_conv<T>(w.down4)),
-      res4(upload_conv<T>(w.res4)),
-      down8(upload_conv<T>(w.down8)),
-      res8(upload_conv<T>(w.res8)),
-      down16(upload_conv<T>(w.down16)),
-      res16a(upload_conv<T>(w.res16a)),
-      res16b(upload_conv<T>(w.res16b)),
-      down32(upload_conv<T>(w.down32)),
-      lat4(upload_conv<T>(w.lat4)),
-      lat8(upload_conv<T>(w.lat8)),
-      lat16(upload_conv<T>(w.lat16)),
-      lat32(upload_conv<T>(w.lat32)) {
+      stem(upload_conv<T>(w.stem, s)),
+      down4(upload_conv<T>(w.down4, s)),
+      res4(upload_conv<T>(w.res4, s)),
+      down8(upload_conv<T>(w.down8, s)),
+      res8(upload_conv<T>(w.res8, s)),
+      down16(upload_conv<T>(w.down16, s)),
+      res16a(upload_conv<T>(w.res16a, s)),
+      res16b(upload_conv<T>(w.res16b, s)),
+      down32(upload_conv<T>(w.down32, s)),
+      lat4(upload_conv<T>(w.lat4, s)),
+      lat8(upload_conv<T>(w.lat8, s)),
+      lat16(upload_conv<T>(w.lat16, s)),
+      lat32(upload_conv<T>(w.lat32, s)) {
   // The pyramid is strides 4, 8, 16, 32, with 2 first for the fine level.
   const int first_stride = config.fine_level() ? 2 : 4;
   bool strides_ok = config.levels() == (config.fine_level() ? 5 : 4) && config.levels() <= kc::kMaxLevels;
@@ -280,8 +281,8 @@ CudaEncoder<T>::Impl::Impl(const engine::ModelConfig& cfg, const engine::Weights
     throw std::invalid_argument("CudaEncoder: the encoder makes strides 4..32, and 2 with the fine level");
   }
   if (config.fine_level()) {
-    fine2.emplace(upload_conv<T>(w.fine2));
-    lat2.emplace(upload_conv<T>(w.lat2));
+    fine2.emplace(upload_conv<T>(w.fine2, s));
+    lat2.emplace(upload_conv<T>(w.lat2, s));
   }
   // Every cuDNN call of this encoder is enqueued on the session's stream.
   EDGETAP_CUDNN_CHECK(cudnnSetStream(cudnn.get(), stream));
@@ -307,7 +308,7 @@ void CudaEncoder<T>::Impl::build(int H, int W) {
   // A residual stage's conv output (the only one that cannot be written in place).
   const std::size_t tmp_at = layout.add<T>(std::max({cells(1) * ch[1], cells(2) * ch[2], cells(3) * ch[3]}));
   for (int i = first; i < 5; ++i) level_at[i] = layout.add<T>(cells(i) * D);
-  arena.resize(layout.total());
+  arena.resize(layout.total(), stream);
 
   T* base = arena.data();
   input = base + input_at;
@@ -359,17 +360,23 @@ void CudaEncoder<T>::Impl::build(int H, int W) {
 
   workspace_bytes = 0;
   for (const ConvStep<T>& s : steps) workspace_bytes = std::max(workspace_bytes, s.workspace_bytes);
-  workspace.resize(std::max<std::size_t>(workspace_bytes, 1));
+  workspace.resize(std::max<std::size_t>(workspace_bytes, 1), stream);
   height = H;
   width = W;
 }
 
+// Making and destroying the cuDNN handle, uploading and freeing the weights: set-up (device_setup.hpp).
 template <class T>
-CudaEncoder<T>::CudaEncoder(const engine::ModelConfig& config, const engine::Weights& weights, cudaStream_t stream)
-    : impl_(std::make_unique<Impl>(config, weights, stream)) {}
+CudaEncoder<T>::CudaEncoder(const engine::ModelConfig& config, const engine::Weights& weights, cudaStream_t stream) {
+  DeviceSetupSection setup;
+  impl_ = std::make_unique<Impl>(config, weights, stream);
+}
 
 template <class T>
-CudaEncoder<T>::~CudaEncoder() = default;
+CudaEncoder<T>::~CudaEncoder() {
+  DeviceSetupSection setup;
+  impl_.reset();
+}
 
 template <class T>
 void CudaEncoder<T>::prepare(int height, int width) {
@@ -381,7 +388,8 @@ void CudaEncoder<T>::prepare(int height, int width) {
     throw std::invalid_argument("CudaEncoder: frame " + std::to_string(width) + "x" + std::to_string(height) +
                                 " is not a multiple of " + std::to_string(multiple));
   }
-  m.height = m.width = 0;  // nothing prepared should a step below throw
+  DeviceSetupSection setup;  // new buffers, cuDNN's heuristics and its first run of each algorithm
+  m.height = m.width = 0;    // nothing prepared should a step below throw
   m.build(height, width);
   // One run on zeroed memory, waited for: cuDNN's first use of an algorithm
   // (module loading, any one-time set-up) happens here, outside the frame

@@ -9,7 +9,9 @@
 #include <string>
 
 #include "edgetap/gpu/cuda_encoder.hpp"
+#include "edgetap/gpu/cuda_stream.hpp"
 #include "edgetap/gpu/device_buffer.hpp"
+#include "edgetap/gpu/device_setup.hpp"
 #include "edgetap/gpu/device_weights.hpp"
 #include "edgetap/gpu/gemm.hpp"
 #include "edgetap/kernels/cuda/check.hpp"
@@ -36,31 +38,22 @@ struct CudaStreamingSession<T>::Impl {
       : c(network.config),
         reads(network.config.correlation_reads()),
         iters(network.config.iterations(iters_)),
-        stream(make_stream()),
+        stream(owned_stream.get()),
         encoder(network.config, network.weights, stream),
         blas(stream),
-        w(upload_tracker_weights<T>(network.weights)),
+        w(upload_tracker_weights<T>(network.weights, stream)),
         timer(stream) {
     check_model_fits(c);
     if (initial_capacity <= 0) throw std::invalid_argument("the initial track capacity must be positive");
-    clock_dev.resize(1);
+    clock_dev.resize(1, stream);
     clock_host.resize(1);
     *clock_host.data() = k::FrameClock{};
     reserve(initial_capacity);
   }
 
+  // The buffers then free their memory on the stream, which goes last.
   ~Impl() {
     for (const HeldGraph& g : graphs_held) cudaGraphExecDestroy(g.exec);
-    if (stream != nullptr) {
-      cudaStreamSynchronize(stream);
-      cudaStreamDestroy(stream);
-    }
-  }
-
-  static cudaStream_t make_stream() {
-    cudaStream_t s = nullptr;
-    EDGETAP_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    return s;
   }
 
   // Sizes of one slot's state and of the step's rows.
@@ -77,32 +70,32 @@ struct CudaStreamingSession<T>::Impl {
     if (cap_ <= capacity) return;
     const std::size_t cap = static_cast<std::size_t>(cap_);
     const std::size_t width = static_cast<std::size_t>(c.width);
-    query.grow_keeping(cap);
-    position.grow_keeping(cap);
-    previous.grow_keeping(cap);
-    query_frame.grow_keeping(cap);
-    estimate_dev.grow_keeping(cap);
-    descs.grow_keeping(cap * desc_stride());
-    keys.grow_keeping(cap * cache_stride());
-    values.grow_keeping(cap * cache_stride());
+    query.grow_keeping(cap, stream);
+    position.grow_keeping(cap, stream);
+    previous.grow_keeping(cap, stream);
+    query_frame.grow_keeping(cap, stream);
+    estimate_dev.grow_keeping(cap, stream);
+    descs.grow_keeping(cap * desc_stride(), stream);
+    keys.grow_keeping(cap * cache_stride(), stream);
+    values.grow_keeping(cap * cache_stride(), stream);
 
-    slots_dev.resize(cap);
-    points.resize(cap);
-    corr.resize(cap * c.n_corr());
+    slots_dev.resize(cap, stream);
+    points.resize(cap, stream);
+    corr.resize(cap * c.n_corr(), stream);
     const std::size_t acc_cols = std::max({static_cast<std::size_t>(c.corr_hidden), 3 * width,
                                            static_cast<std::size_t>(c.mlp_ratio) * width});
-    acc.resize(cap * acc_cols);
-    hidden.resize(cap * std::max(static_cast<std::size_t>(c.corr_hidden), static_cast<std::size_t>(c.mlp_ratio) * width));
-    token.resize(cap * c.token_in());
-    x.resize(cap * width);
-    normed.resize(cap * width);
-    qkv.resize(cap * 3 * width);
-    attended.resize(cap * width);
-    head_acc.resize(cap * 4);
+    acc.resize(cap * acc_cols, stream);
+    hidden.resize(cap * std::max(static_cast<std::size_t>(c.corr_hidden), static_cast<std::size_t>(c.mlp_ratio) * width), stream);
+    token.resize(cap * c.token_in(), stream);
+    x.resize(cap * width, stream);
+    normed.resize(cap * width, stream);
+    qkv.resize(cap * 3 * width, stream);
+    attended.resize(cap * width, stream);
+    head_acc.resize(cap * 4, stream);
     if (!c.cross_after.empty()) {  // the cross-track attention's [heads][S][S] scores
-      qkv_t.resize(cap * 3 * width);
-      scores.resize(static_cast<std::size_t>(c.heads) * cap * cap);
-      probs.resize(static_cast<std::size_t>(c.heads) * cap * cap);
+      qkv_t.resize(cap * 3 * width, stream);
+      scores.resize(static_cast<std::size_t>(c.heads) * cap * cap, stream);
+      probs.resize(static_cast<std::size_t>(c.heads) * cap * cap, stream);
     }
     slots_host.resize(cap);
     points_host.resize(cap);
@@ -224,7 +217,7 @@ struct CudaStreamingSession<T>::Impl {
     const std::size_t row = static_cast<std::size_t>(frame.width) * 3;
     const std::size_t bytes = row * frame.height;
     rgb_host.resize(bytes);
-    rgb_dev.resize(bytes);
+    rgb_dev.resize(bytes, stream);
     for (int y = 0; y < frame.height; ++y) std::memcpy(rgb_host.data() + row * y, frame.row(y), row);
     ++t;
     k::FrameClock& clk = *clock_host.data();
@@ -278,11 +271,25 @@ struct CudaStreamingSession<T>::Impl {
         EDGETAP_CUDA_CHECK(cudaGraphExecDestroy(graphs_held.front().exec));
         graphs_held.erase(graphs_held.begin());
       }
-      graphs_held.push_back({key, capture_frame(S, height, width)});
+      graphs_held.push_back({key, S > 0 && !captured_tracks ? first_capture(S, height, width)
+                                                            : shared_capture(S, height, width)});
+      captured_tracks = captured_tracks || S > 0;
       found = graphs_held.end() - 1;
       ++captures;
     }
     EDGETAP_CUDA_CHECK(cudaGraphLaunch(found->exec, stream));
+  }
+
+  // Side by side with other cameras' captures (device_setup.hpp).
+  cudaGraphExec_t shared_capture(int S, int height, int width) {
+    CaptureSection capturing;
+    return capture_frame(S, height, width);
+  }
+  // The session's first frame with tracks launches kernels that may never have
+  // run in this process (their modules load then): set-up, alone.
+  cudaGraphExec_t first_capture(int S, int height, int width) {
+    DeviceSetupSection setup;
+    return capture_frame(S, height, width);
   }
 
   cudaGraphExec_t capture_frame(int S, int height, int width) {
@@ -341,10 +348,13 @@ struct CudaStreamingSession<T>::Impl {
 
   // ---- Tracks.
 
+  // Set-up (device_setup.hpp): it may grow every per-track buffer, and its
+  // query step is the first use of the step's kernels in a new session.
   std::vector<int> add(std::span<const engine::Point2> pts) {
     if (t < 0) throw std::logic_error("add_tracks needs a pushed frame");
     const int n = static_cast<int>(pts.size());
     if (n == 0) return {};
+    DeviceSetupSection setup;
     if (n > capacity - alive_count) reserve(std::max(2 * capacity, alive_count + n));
     std::vector<int> handles;
     for (int i = 0; i < n; ++i) {
@@ -406,6 +416,7 @@ struct CudaStreamingSession<T>::Impl {
   const std::vector<engine::CorrelationRead> reads;  // the correlation reads, in corr1's input order
   const int iters;
   int capacity = 0;
+  CudaStream owned_stream;  // before every buffer: destroyed after them
   cudaStream_t stream = nullptr;
   CudaEncoder<T> encoder;
   Blas blas;
@@ -448,14 +459,22 @@ struct CudaStreamingSession<T>::Impl {
   static constexpr std::size_t kGraphsHeld = 4;
   std::vector<HeldGraph> graphs_held;
   int captures = 0;
+  bool captured_tracks = false;  // whether a frame with tracks was captured yet
 };
 
+// Building and destroying a session is set-up (device_setup.hpp): handles,
+// weights and buffers are made and freed while no other camera captures.
 template <class T>
-CudaStreamingSession<T>::CudaStreamingSession(const engine::Network& network, int capacity, int iters)
-    : impl_(std::make_unique<Impl>(network, capacity, iters)) {}
+CudaStreamingSession<T>::CudaStreamingSession(const engine::Network& network, int capacity, int iters) {
+  DeviceSetupSection setup;
+  impl_ = std::make_unique<Impl>(network, capacity, iters);
+}
 
 template <class T>
-CudaStreamingSession<T>::~CudaStreamingSession() = default;
+CudaStreamingSession<T>::~CudaStreamingSession() {
+  DeviceSetupSection setup;
+  impl_.reset();
+}
 
 template <class T>
 Status CudaStreamingSession<T>::push_frame(const ImageView& frame) noexcept {

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "edgetap/gpu/cuda_stream.hpp"
 #include "edgetap/gpu/device_buffer.hpp"
+#include "edgetap/gpu/device_setup.hpp"
 #include "edgetap/kernels/cuda/template_alignment.hpp"
 
 namespace edgetap::gpu {
@@ -15,9 +18,11 @@ namespace k = kernels::cuda;
 struct CudaTemplateAligner::Impl {
   engine::TemplateAlignmentConfig config;
   k::AlignmentSettings settings;
-  cudaStream_t stream = nullptr;
+  CudaStream owned_stream;  // before every buffer: destroyed after them
+  cudaStream_t stream = owned_stream.get();
   int width = 0, height = 0;  // the current frame's; 0: none
   int capacity = 0;           // template rows
+  bool aligned_once = false;
   std::vector<bool> has_row;  // by handle: whether its row holds a template
   PinnedBuffer<std::uint8_t> rgb_host;
   DeviceBuffer<std::uint8_t> rgb;
@@ -38,26 +43,24 @@ struct CudaTemplateAligner::Impl {
     if (handle < capacity) return;
     int grown = std::max(capacity, 1);
     while (grown <= handle) grown *= 2;
-    EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));  // no capture may still write the old rows
-    templates.grow_keeping(static_cast<std::size_t>(grown) * cells());
+    templates.grow_keeping(static_cast<std::size_t>(grown) * cells(), stream);  // ordered after the old rows' writers
     capacity = grown;
   }
 };
 
-CudaTemplateAligner::CudaTemplateAligner(const engine::TemplateAlignmentConfig& config, int capacity)
-    : impl_(std::make_unique<Impl>()) {
+// Making and destroying the aligner is set-up (device_setup.hpp).
+CudaTemplateAligner::CudaTemplateAligner(const engine::TemplateAlignmentConfig& config, int capacity) {
+  DeviceSetupSection setup;
+  impl_ = std::make_unique<Impl>();
   Impl& m = *impl_;
   m.config = config;
   m.settings = k::AlignmentSettings{config.radius, config.iters, config.min_ncc, config.max_shift};
-  EDGETAP_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
   m.ensure_capacity(std::max(capacity, 1) - 1);
 }
 
 CudaTemplateAligner::~CudaTemplateAligner() {
-  if (impl_ && impl_->stream != nullptr) {
-    cudaStreamSynchronize(impl_->stream);
-    cudaStreamDestroy(impl_->stream);
-  }
+  DeviceSetupSection setup;
+  impl_.reset();
 }
 
 void CudaTemplateAligner::set_frame(const ImageView& frame) {
@@ -70,8 +73,8 @@ void CudaTemplateAligner::set_frame(const ImageView& frame) {
   const std::size_t bytes = row * static_cast<std::size_t>(frame.height);
   EDGETAP_CUDA_CHECK(cudaStreamSynchronize(m.stream));  // the last frame's copy has left the pinned buffer
   m.rgb_host.resize(bytes);
-  m.rgb.resize(bytes);
-  m.grey.resize(static_cast<std::size_t>(frame.width) * static_cast<std::size_t>(frame.height));
+  m.rgb.resize(bytes, m.stream);
+  m.grey.resize(static_cast<std::size_t>(frame.width) * static_cast<std::size_t>(frame.height), m.stream);
   for (int y = 0; y < frame.height; ++y) std::memcpy(m.rgb_host.data() + y * row, frame.row(y), row);
   EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.rgb.data(), m.rgb_host.data(), bytes, cudaMemcpyHostToDevice, m.stream));
   k::grey_frame(m.rgb.data(), frame.width, frame.height, row, m.grey.data(), m.stream);
@@ -79,7 +82,10 @@ void CudaTemplateAligner::set_frame(const ImageView& frame) {
   m.height = frame.height;
 }
 
+// Set-up, as a session's add_tracks (device_setup.hpp): it may grow the
+// templates, and a new aligner's first launches may load modules.
 std::vector<bool> CudaTemplateAligner::capture(std::span<const int> handles, std::span<const engine::Point2> points) {
+  DeviceSetupSection setup;
   Impl& m = *impl_;
   if (handles.size() != points.size()) throw std::invalid_argument("capture: one point per handle");
   const int n = static_cast<int>(handles.size());
@@ -94,9 +100,9 @@ std::vector<bool> CudaTemplateAligner::capture(std::span<const int> handles, std
   m.points_host.resize(handles.size());
   m.slots_host.resize(handles.size());
   m.flags_host.resize(handles.size());
-  m.points.resize(handles.size());
-  m.slots.resize(handles.size());
-  m.flags.resize(handles.size());
+  m.points.resize(handles.size(), m.stream);
+  m.slots.resize(handles.size(), m.stream);
+  m.flags.resize(handles.size(), m.stream);
   for (int i = 0; i < n; ++i) {
     m.points_host.data()[i] = float2{points[static_cast<std::size_t>(i)].x, points[static_cast<std::size_t>(i)].y};
     m.slots_host.data()[i] = handles[static_cast<std::size_t>(i)];
@@ -127,8 +133,8 @@ void CudaTemplateAligner::align(std::span<const engine::AlignmentJob> jobs,
   if (n == 0) return;
   m.tasks_host.resize(n);
   m.outcomes_host.resize(n);
-  m.tasks.resize(n);
-  m.outcomes.resize(n);
+  m.tasks.resize(n, m.stream);
+  m.outcomes.resize(n, m.stream);
   for (std::size_t i = 0; i < n; ++i) {
     const engine::AlignmentJob& j = jobs[i];
     if (j.handle < 0 || static_cast<std::size_t>(j.handle) >= m.has_row.size() ||
@@ -146,6 +152,9 @@ void CudaTemplateAligner::align(std::span<const engine::AlignmentJob> jobs,
     results[i].warp = j.warp;
   }
   if (m.width == 0) return;
+  std::optional<DeviceSetupSection> first_use;  // the alignment kernel may not have run in this process yet
+  if (!m.aligned_once) first_use.emplace();
+  m.aligned_once = true;
   EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.tasks.data(), m.tasks_host.data(), n * sizeof(k::AlignmentTask),
                                      cudaMemcpyHostToDevice, m.stream));
   k::align_templates(m.grey.data(), m.width, m.height, m.templates.data(), m.tasks.data(), static_cast<int>(n),

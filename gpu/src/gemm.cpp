@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "edgetap/gpu/device_setup.hpp"
 #include "edgetap/kernels/cuda/check.hpp"
 
 namespace edgetap::gpu {
@@ -39,16 +40,17 @@ constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 
 }  // namespace
 
-Blas::Blas(cudaStream_t stream) {
+Blas::Blas(cudaStream_t stream) : workspace_(kWorkspaceBytes, stream) {
+  DeviceSetupSection setup;  // cublasCreate allocates and may load modules
   check_blas(cublasCreate(&handle_), "cublasCreate");
   check_blas(cublasSetStream(handle_, stream), "cublasSetStream");
-  EDGETAP_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspaceBytes));
-  check_blas(cublasSetWorkspace(handle_, workspace_, kWorkspaceBytes), "cublasSetWorkspace");
+  check_blas(cublasSetWorkspace(handle_, workspace_.data(), kWorkspaceBytes), "cublasSetWorkspace");
 }
 
 Blas::~Blas() {
-  if (handle_ != nullptr) cublasDestroy(handle_);
-  if (workspace_ != nullptr) cudaFree(workspace_);
+  if (handle_ == nullptr) return;
+  DeviceSetupSection setup;
+  cublasDestroy(handle_);
 }
 
 template <class T>

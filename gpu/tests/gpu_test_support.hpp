@@ -15,6 +15,9 @@
 
 namespace edgetap::gpu::testing {
 
+// The tests' kernels and copies run on the legacy stream, one thread at a time.
+inline constexpr cudaStream_t kLegacyStream = nullptr;
+
 inline bool gpu_available() {
   static const bool available = !edgetap::kernels::probe_gpus().devices.empty();
   return available;
@@ -42,7 +45,7 @@ T from_float(float v) {
 // A host array copied as it is (any trivially copyable U; at least one element is allocated).
 template <class U>
 DeviceBuffer<U> upload_raw(const std::vector<U>& host) {
-  DeviceBuffer<U> d(std::max<std::size_t>(host.size(), 1));
+  DeviceBuffer<U> d(std::max<std::size_t>(host.size(), 1), kLegacyStream);
   if (!host.empty()) {
     EDGETAP_CUDA_CHECK(cudaMemcpy(d.data(), host.data(), host.size() * sizeof(U), cudaMemcpyHostToDevice));
   }

@@ -131,7 +131,7 @@ void expect_matches(const kernels::cuda::PyramidView<T>& got, const engine::Pyra
 template <class T>
 void expect_parity(CudaEncoder<T>& encoder, const engine::Network& net, const std::vector<std::uint8_t>& rgb,
                    int height, int width, cudaStream_t stream, const std::string& what) {
-  DeviceBuffer<std::uint8_t> frame(rgb.size());
+  DeviceBuffer<std::uint8_t> frame(rgb.size(), stream);
   EDGETAP_CUDA_CHECK(cudaMemcpy(frame.data(), rgb.data(), rgb.size(), cudaMemcpyHostToDevice));
   const kernels::cuda::PyramidView<T> first = encoder.encode(frame.data(), height, width);
   EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));

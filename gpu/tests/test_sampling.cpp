@@ -120,7 +120,7 @@ TYPED_TEST(TrackOps, SampleDescriptorsMatchesBilinearSample) {
     const std::vector<float2> points = test_points(S, kImageH, kImageW, rng);
     auto d_slots = upload_raw(kSlots);
     auto d_points = upload_raw(points);
-    DeviceBuffer<T> descs(kCapacity * slot_stride);
+    DeviceBuffer<T> descs(kCapacity * slot_stride, testing::kLegacyStream);
     poison(descs);
     kc::sample_descriptors(pyr.view, d_slots.data(), d_points.data(), S, c.query_patch, descs.data(), slot_stride,
                            nullptr);
@@ -160,7 +160,7 @@ TYPED_TEST(TrackOps, WindowCorrelationMatchesCpu) {
     auto d_slots = upload_raw(kSlots);
     auto d_points = upload_raw(points);
     auto d_descs = upload<T>(descs);
-    DeviceBuffer<T> corr(static_cast<std::size_t>(S) * n_corr);
+    DeviceBuffer<T> corr(static_cast<std::size_t>(S) * n_corr, testing::kLegacyStream);
     poison(corr);
     kc::window_correlation(pyr.view, d_slots.data(), d_points.data(), S, c.radius, d_descs.data(), slot_stride,
                            set_stride, reads.data(), static_cast<int>(reads.size()), c.query_patch, corr.data(),

@@ -35,7 +35,7 @@ TEST(GpuTemplateAlignment, GreyFrameMatchesTheReference) {
   for (std::uint8_t& v : rgb) v = static_cast<std::uint8_t>(rng() % 256);
   const engine::GreyFrame ref = engine::grey_frame(ImageView{rgb.data(), W, H, stride});
   auto rgb_dev = testing::upload_raw(rgb);
-  DeviceBuffer<float4> grey(static_cast<std::size_t>(W) * H);
+  DeviceBuffer<float4> grey(static_cast<std::size_t>(W) * H, testing::kLegacyStream);
   kernels::cuda::grey_frame(rgb_dev.data(), W, H, stride, grey.data(), nullptr);
   const std::vector<float4> got = testing::download_raw(grey.data(), grey.size());
   for (std::size_t p = 0; p < got.size(); ++p) {

@@ -42,7 +42,7 @@ TYPED_TEST(TrackOps, BiasActivationMatchesGelu) {
   auto d_bias = upload<float>(bias);
   for (const bool gelu : {true, false}) {
     SCOPED_TRACE(gelu ? "gelu" : "identity");
-    DeviceBuffer<T> out(acc.size());
+    DeviceBuffer<T> out(acc.size(), testing::kLegacyStream);
     poison(out);
     kc::bias_activation(d_acc.data(), d_bias.data(), rows, n, gelu, out.data(), nullptr);
     std::vector<float> want(acc.size());
@@ -58,7 +58,7 @@ TEST(TrackOpsFp32, BroadcastRowCopiesTheRow) {
   const int rows = 23, n = 96;
   const std::vector<float> row = random_floats(n, -1, 1, rng);
   auto d_row = upload<float>(row);
-  DeviceBuffer<float> x(static_cast<std::size_t>(rows) * n);
+  DeviceBuffer<float> x(static_cast<std::size_t>(rows) * n, testing::kLegacyStream);
   poison(x);
   kc::broadcast_row(d_row.data(), rows, n, x.data(), nullptr);
   std::vector<float> want;
@@ -83,7 +83,7 @@ TYPED_TEST(TrackOps, LayerNormMatchesCpu) {
     for (const bool with_bias : {false, true}) {
       SCOPED_TRACE(with_bias ? "pending bias" : "no pending bias");
       auto d_x = upload<float>(x);
-      DeviceBuffer<T> out(x.size());
+      DeviceBuffer<T> out(x.size(), testing::kLegacyStream);
       poison(out);
       kc::layer_norm_rows(d_x.data(), with_bias ? d_pending.data() : nullptr, rows, width, d_gamma.data(),
                           d_beta.data(), out.data(), nullptr);
@@ -119,7 +119,7 @@ TYPED_TEST(TrackOps, TokenInputsMatchSession) {
   auto d_slots = upload_raw(kSlots);
   for (const bool query_step : {false, true}) {
     SCOPED_TRACE(query_step ? "query step" : "tracking step");
-    DeviceBuffer<T> token(static_cast<std::size_t>(S) * ti);
+    DeviceBuffer<T> token(static_cast<std::size_t>(S) * ti, testing::kLegacyStream);
     poison(token);
     kc::token_inputs(d_hidden.data(), d_bias.data(), corr_hidden, d_points.data(), d_query.data(), d_slots.data(), S,
                      disp_scale, n_freq, query_step, token.data(), nullptr);
@@ -197,7 +197,7 @@ void check_attend(const AttendCase& c, int heads, int dh, std::mt19937& rng) {
   auto d_slots = upload_raw(kSlots);
   auto d_query_frame = upload_raw(query_frame);
   auto d_clock = upload_raw(std::vector<kc::FrameClock>{clock});
-  DeviceBuffer<T> out(static_cast<std::size_t>(S) * width);
+  DeviceBuffer<T> out(static_cast<std::size_t>(S) * width, testing::kLegacyStream);
   poison(out);
   kc::attend_cached(d_qkv.data(), d_qkv_bias.data(), d_slots.data(), S, heads, dh, W, c.query_step, d_keys.data(),
                     d_values.data(), slot_stride, layer_offset, d_rel.data(), d_query_frame.data(), d_clock.data(),
@@ -264,7 +264,7 @@ TYPED_TEST(TrackOps, SoftmaxRowsMatchesCpu) {
     SCOPED_TRACE(std::to_string(rows) + " rows of " + std::to_string(cols));
     const std::vector<float> scores = random_floats(static_cast<std::size_t>(rows) * cols, -20, 20, rng);
     auto d_scores = upload<float>(scores);
-    DeviceBuffer<T> probs(scores.size());
+    DeviceBuffer<T> probs(scores.size(), testing::kLegacyStream);
     poison(probs);
     kc::softmax_rows(d_scores.data(), rows, cols, scale, probs.data(), nullptr);
     std::vector<float> want = scores;
@@ -282,7 +282,7 @@ TYPED_TEST(TrackOps, TakeValuesAddsBiasToTheValueColumns) {
   const std::vector<float> bias = random_floats(static_cast<std::size_t>(3) * width, -1, 1, rng);
   auto d_qkv = upload<float>(qkv);
   auto d_bias = upload<float>(bias);
-  DeviceBuffer<T> out(static_cast<std::size_t>(rows) * width);
+  DeviceBuffer<T> out(static_cast<std::size_t>(rows) * width, testing::kLegacyStream);
   poison(out);
   kc::take_values(d_qkv.data(), d_bias.data(), rows, width, out.data(), nullptr);
   std::vector<float> want;
@@ -314,7 +314,7 @@ TEST(TrackOpsFp32, EntryPointsMatchSession) {
   auto d_previous = upload_raw(previous);
   for (const bool query_step : {false, true}) {
     SCOPED_TRACE(query_step ? "query step" : "tracking step");
-    DeviceBuffer<float2> points(S);
+    DeviceBuffer<float2> points(S, testing::kLegacyStream);
     poison(points);
     kc::entry_points(d_slots.data(), S, d_query.data(), d_position.data(), d_previous.data(), velocity, query_step,
                      points.data(), nullptr);
@@ -375,7 +375,7 @@ TEST(TrackOpsFp32, FinishStepMatchesSession) {
     SCOPED_TRACE(query_step ? "query step" : "tracking step");
     auto d_position = upload_raw(position);
     auto d_previous = upload_raw(previous);
-    DeviceBuffer<float4> estimate(kCapacity);
+    DeviceBuffer<float4> estimate(kCapacity, testing::kLegacyStream);
     poison(estimate);
     kc::finish_step(d_acc.data(), d_bias.data(), d_slots.data(), S, query_step, d_points.data(), d_position.data(),
                     d_previous.data(), estimate.data(), nullptr);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <utility>
 
 #include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/engine/edgetap_tracker.hpp"
@@ -124,6 +125,7 @@ LadderedTracker::LadderedTracker(const config::CameraConfig& camera, std::vector
     : model_width_(camera.model_width), model_height_(camera.model_height), rungs_(std::move(rungs)),
       factory_(std::move(factory)) {
   for (const config::Rung& rung : rungs_) names_.push_back(rung_name(rung, camera));
+  failed_.resize(rungs_.size());
 }
 
 std::unique_ptr<LadderedTracker> LadderedTracker::make(const config::CameraConfig& camera,
@@ -153,15 +155,25 @@ float LadderedTracker::to_rung_y(float y) const {
 }
 
 void LadderedTracker::add_queries(std::span<const Query> queries) {
+  unpushed_.insert(unpushed_.end(), queries.begin(), queries.end());  // a rung that takes over starts them too
   std::vector<Query> scaled(queries.begin(), queries.end());
   for (Query& q : scaled) {
     q.x = to_rung_x(q.x);
     q.y = to_rung_y(q.y);
   }
-  tracker_->add_queries(scaled);
+  try {
+    tracker_->add_queries(scaled);
+  } catch (const std::exception& e) {
+    fail_over(std::string("adding points: ") + e.what());
+  }
 }
 
-std::size_t LadderedTracker::remove_queries(std::span<const std::string> ids) { return tracker_->remove_queries(ids); }
+std::size_t LadderedTracker::remove_queries(std::span<const std::string> ids) {
+  auto removed = [&](const auto& p) { return std::find(ids.begin(), ids.end(), p.id) != ids.end(); };
+  std::erase_if(live_, removed);
+  std::erase_if(unpushed_, removed);
+  return tracker_->remove_queries(ids);
+}
 
 ImageView LadderedTracker::rung_view(const ImageView& frame) {
   const config::Rung& rung = rungs_[static_cast<std::size_t>(current_)];
@@ -181,7 +193,10 @@ Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoin
                   last_frame_.data() + static_cast<std::size_t>(y) * frame.width * 3);
     }
     Status status = tracker_->push_frame(rung_view(frame), out);
-    if (!status) return status;
+    if (!status) {
+      if (status.code() != Status::Code::bad_frame) fail_over(status.message());
+      return status;
+    }
     const config::Rung& rung = rungs_[static_cast<std::size_t>(current_)];
     const float sx = static_cast<float>(model_width_) / static_cast<float>(rung.width);
     const float sy = static_cast<float>(model_height_) / static_cast<float>(rung.height);
@@ -191,42 +206,87 @@ Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoin
     }
     out.insert(out.end(), pending_lost_.begin(), pending_lost_.end());
     pending_lost_.clear();
+    unpushed_.clear();
     live_.clear();
     for (const TrackPoint& p : out) {
       if (!p.lost) live_.push_back(p);
     }
     return Status::ok();
   } catch (const std::exception& e) {
+    fail_over(e.what());
     return Status::error(Status::Code::internal, std::string("ladder: ") + e.what());
   }
 }
 
+void LadderedTracker::fail_over(const std::string& reason) noexcept {
+  const int from = current_;
+  failed_[static_cast<std::size_t>(from)] = reason.empty() ? "failed" : reason;
+  std::string refused;
+  for (int next = from + 1; next < rungs(); ++next) {
+    std::string error;
+    if (switch_to(next, error)) {
+      failover_ = Failover{from, next, "rung " + names_[static_cast<std::size_t>(from)] + " failed (" + reason +
+                                           "): now on " + names_[static_cast<std::size_t>(next)] + ", tracks kept" +
+                                           refused};
+      return;
+    }
+    refused += "; rung " + names_[static_cast<std::size_t>(next)] + " refused: " + error;
+  }
+  failover_ = Failover{from, from, "rung " + names_[static_cast<std::size_t>(from)] + " failed (" + reason +
+                                       ") and no rung below it could take over" + refused};
+}
+
+std::optional<LadderedTracker::Failover> LadderedTracker::take_failover() { return std::exchange(failover_, std::nullopt); }
+
 bool LadderedTracker::switch_to(int rung, std::string& error) {
+  if (rung >= 0 && rung < rungs() && !failed_[static_cast<std::size_t>(rung)].empty()) {
+    error = "it failed before: " + failed_[static_cast<std::size_t>(rung)];
+    return false;
+  }
+  try {
+    return switch_to_unguarded(rung, error);
+  } catch (const std::exception& e) {  // the factory or the new tracker threw: this rung cannot take over
+    error = e.what();
+    return false;
+  }
+}
+
+bool LadderedTracker::switch_to_unguarded(int rung, std::string& error) {
   if (rung < 0 || rung >= rungs() || rung == current_) return rung == current_;
   auto next = factory_(rungs_[static_cast<std::size_t>(rung)], error);
   if (!next) return false;
   const int previous = current_;
-  current_ = rung;
-  if (!last_frame_.empty()) {
-    // The new tracker sees the last frame and starts every live track where it was.
-    std::vector<TrackPoint> ignored;
-    const ImageView last{last_frame_.data(), model_width_, model_height_, static_cast<std::size_t>(model_width_) * 3};
-    const Status status = next->push_frame(rung_view(last), ignored);
-    if (!status) {
-      current_ = previous;
-      error = status.message();
-      return false;
-    }
-    const std::size_t cap = capacity();
+  current_ = rung;  // rung_view, capacity and to_rung_* speak of the new rung from here
+  try {
     std::vector<Query> queries;
-    for (const TrackPoint& p : live_) {
-      if (queries.size() >= cap) {
-        pending_lost_.push_back({p.id, p.x, p.y, false, 0.f, true});
-        continue;
+    std::vector<TrackPoint> over_cap;
+    if (!last_frame_.empty()) {
+      // The new tracker sees the last frame and starts every live track where it was.
+      std::vector<TrackPoint> ignored;
+      const ImageView last{last_frame_.data(), model_width_, model_height_, static_cast<std::size_t>(model_width_) * 3};
+      const Status status = next->push_frame(rung_view(last), ignored);
+      if (!status) {
+        current_ = previous;
+        error = status.message();
+        return false;
       }
-      queries.push_back({p.id, to_rung_x(p.x), to_rung_y(p.y)});
     }
+    // Live tracks where they were, then points added since the last frame; over the cap: lost.
+    const std::size_t cap = capacity();
+    auto start = [&](const std::string& id, float x, float y) {
+      if (queries.size() >= cap) {
+        over_cap.push_back({id, x, y, false, 0.f, true});
+      } else {
+        queries.push_back({id, to_rung_x(x), to_rung_y(y)});
+      }
+    };
+    for (const TrackPoint& p : live_) start(p.id, p.x, p.y);
+    for (const Query& q : unpushed_) start(q.id, q.x, q.y);
     next->add_queries(queries);
+    pending_lost_.insert(pending_lost_.end(), over_cap.begin(), over_cap.end());
+  } catch (...) {
+    current_ = previous;
+    throw;
   }
   tracker_ = std::move(next);
   return true;

@@ -7,7 +7,12 @@
 namespace edgetap::pipeline {
 
 LatencyGovernor::LatencyGovernor(const config::GovernorSettings& settings, double budget_ms, int rungs)
-    : settings_(settings), budget_ms_(budget_ms), rungs_(std::max(rungs, 1)), failures_(static_cast<std::size_t>(rungs_), 0) {}
+    : settings_(settings),
+      budget_ms_(budget_ms),
+      rungs_(std::max(rungs, 1)),
+      warmup_left_(settings.warmup_frames),
+      failures_(static_cast<std::size_t>(rungs_), 0),
+      broken_(static_cast<std::size_t>(rungs_), false) {}
 
 double LatencyGovernor::percentile_ms() const {
   if (window_.empty()) return 0;
@@ -22,11 +27,21 @@ void LatencyGovernor::move_to(int rung, double now_s) {
   rung_ = rung;
   last_change_s_ = now_s;
   over_ = headroom_ = 0;
-  window_.clear();  // the new rung is judged on its own frames
+  window_.clear();  // the new rung is judged on its own frames, after its set-up
   next_ = 0;
+  warmup_left_ = settings_.warmup_frames;
+}
+
+void LatencyGovernor::rung_failed(int failed, int now_on, double now_s) {
+  if (failed >= 0 && failed < rungs_) broken_[static_cast<std::size_t>(failed)] = true;
+  move_to(std::clamp(now_on, 0, rungs_ - 1), now_s);
 }
 
 std::optional<LatencyGovernor::Change> LatencyGovernor::observe(double latency_ms, double now_s) {
+  if (warmup_left_ > 0) {
+    --warmup_left_;
+    return std::nullopt;
+  }
   const auto size = static_cast<std::size_t>(settings_.window);
   if (window_.size() < size) {
     window_.push_back(latency_ms);
@@ -47,7 +62,7 @@ std::optional<LatencyGovernor::Change> LatencyGovernor::observe(double latency_m
                                            settings_.percentile, p, budget_ms_, settings_.down_after)};
   }
   // Stepping up to a rung that failed k times needs 2^k times the headroom streak.
-  if (rung_ > 0) {
+  if (rung_ > 0 && !broken_[static_cast<std::size_t>(rung_ - 1)]) {
     const int failed = failures_[static_cast<std::size_t>(rung_ - 1)];
     const long needed = static_cast<long>(settings_.up_after) << std::min(failed, 20);
     if (headroom_ >= needed) {

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "edgetap/pipeline/compute_gate.hpp"
@@ -26,6 +28,7 @@ config::GovernorSettings quick_governor() {
   g.down_after = 5;
   g.up_after = 30;
   g.min_dwell_s = 0;
+  g.warmup_frames = 0;
   return g;
 }
 
@@ -46,6 +49,32 @@ class SleepingTracker final : public Tracker {
 
  private:
   std::chrono::milliseconds cost_;
+  std::vector<Query> points_;
+};
+
+// A tracker whose device fails: push_frame reports an internal error from
+// frame `fail_at` on (counting from 0), or add_queries throws once armed.
+class FailingTracker final : public Tracker {
+ public:
+  FailingTracker(int fail_at, bool throw_on_add) : fail_at_(fail_at), throw_on_add_(throw_on_add) {}
+  std::string_view name() const noexcept override { return "failing"; }
+  void add_queries(std::span<const Query> q) override {
+    if (throw_on_add_ && frames_ > 0) throw std::runtime_error("cudaMallocAsync failed: out of memory (injected)");
+    points_.insert(points_.end(), q.begin(), q.end());
+  }
+  std::size_t remove_queries(std::span<const std::string>) override { return 0; }
+  std::size_t size() const noexcept override { return points_.size(); }
+  Status push_frame(const ImageView&, std::vector<TrackPoint>& out) noexcept override {
+    if (frames_++ >= fail_at_) return Status::error(Status::Code::internal, "kernel launch failed (injected)");
+    out.clear();
+    for (const Query& q : points_) out.push_back({q.id, q.x, q.y, true, 1.f, false});
+    return Status::ok();
+  }
+
+ private:
+  int fail_at_;
+  bool throw_on_add_;
+  int frames_ = 0;
   std::vector<Query> points_;
 };
 
@@ -301,4 +330,119 @@ TEST(Ladder, ARungWithoutTemplateRefinementIsNamedSoAndBuildsTrackersWithout) {
   ASSERT_EQ(out_with.size(), 2u);
   EXPECT_TRUE(out_with[0].x != out_without[0].x || out_with[0].y != out_without[0].y ||
               out_with[1].x != out_without[1].x || out_with[1].y != out_without[1].y);
+}
+
+TEST(Governor, DoesNotJudgeTheWarmUpFramesOfAStartOrAChange) {
+  auto settings = quick_governor();
+  settings.warmup_frames = 20;
+  pipeline::LatencyGovernor g(settings, 50.0, 3);
+  double t = 0;
+  // A start's set-up: 20 slow frames, then the rung's steady cost, well inside the budget.
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(g.observe(400.0, t += 0.033)) << "warm-up frame " << i;
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(g.observe(20.0, t += 0.033)) << "steady frame " << i;
+  EXPECT_EQ(g.rung(), 0);
+  // A real overload still steps down, after down_after frames past the warm-up.
+  int frames = 0;
+  std::optional<pipeline::LatencyGovernor::Change> change;
+  while (!change && frames < 100) change = g.observe(80.0, t += 0.033), ++frames;
+  ASSERT_TRUE(change);
+  // p90 of a 10-frame window turns at the second slow frame, then down_after frames.
+  EXPECT_EQ(frames, settings.down_after + 1);
+  // The new rung's own set-up frames are not judged either.
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(g.observe(400.0, t += 0.033)) << "new rung's warm-up frame " << i;
+  EXPECT_EQ(g.rung(), 1);
+}
+
+TEST(Governor, FollowsAFailOverAndNeverStepsBackUpToAFailedRung) {
+  pipeline::LatencyGovernor g(quick_governor(), 50.0, 3);
+  double t = 0;
+  g.rung_failed(0, 1, t);
+  EXPECT_EQ(g.rung(), 1);
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(g.observe(1.0, t += 0.033)) << "frame " << i;
+  EXPECT_EQ(g.rung(), 1);
+}
+
+TEST(Ladder, ARungWhoseTrackerFailsHandsItsTracksToTheNextRung) {
+  std::string error;
+  int built = 0;
+  auto ladder = pipeline::LadderedTracker::make(
+      camera_at(64), {rung(64), rung(64), rung(64)},
+      [&](const config::Rung&, std::string&) -> std::unique_ptr<Tracker> {
+        // Rung 0's tracker fails at its fourth frame; the next ones work.
+        return std::make_unique<FailingTracker>(built++ == 0 ? 3 : 1 << 30, false);
+      },
+      error);
+  ASSERT_TRUE(ladder) << error;
+  const std::vector<Query> queries = {{"a", 10.f, 12.f}, {"b", 30.f, 40.f}};
+  ladder->add_queries(queries);
+  const test::NetworkLessFrame frame(64);
+  std::vector<TrackPoint> out;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  EXPECT_FALSE(ladder->take_failover());
+
+  const Status failed = ladder->push_frame(frame.view(), out);
+  EXPECT_FALSE(failed.is_ok());
+  EXPECT_EQ(ladder->rung(), 1);
+  const auto failover = ladder->take_failover();
+  ASSERT_TRUE(failover);
+  EXPECT_EQ(failover->from, 0);
+  EXPECT_EQ(failover->to, 1);
+  EXPECT_NE(failover->message.find("kernel launch failed (injected)"), std::string::npos) << failover->message;
+  EXPECT_FALSE(ladder->take_failover()) << "reported once";
+
+  // The next frame runs on rung 1 with the same ids where they were.
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  ASSERT_EQ(out.size(), 2u);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].id, queries[i].id);
+    EXPECT_NEAR(out[i].x, queries[i].x, 1e-4);
+    EXPECT_NEAR(out[i].y, queries[i].y, 1e-4);
+  }
+  // The failed rung is not taken again.
+  EXPECT_FALSE(ladder->switch_to(0, error));
+  EXPECT_NE(error.find("failed before"), std::string::npos) << error;
+  EXPECT_EQ(ladder->rung(), 1);
+}
+
+TEST(Ladder, AnExceptionWhileAddingPointsFailsTheRungAndKeepsEveryPoint) {
+  std::string error;
+  int built = 0;
+  auto ladder = pipeline::LadderedTracker::make(
+      camera_at(64), {rung(64), rung(64)},
+      [&](const config::Rung&, std::string&) -> std::unique_ptr<Tracker> {
+        return std::make_unique<FailingTracker>(1 << 30, built++ == 0);
+      },
+      error);
+  ASSERT_TRUE(ladder) << error;
+  ladder->add_queries(std::vector<Query>{{"old", 5.f, 6.f}});
+  const test::NetworkLessFrame frame(64);
+  std::vector<TrackPoint> out;
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  ladder->add_queries(std::vector<Query>{{"new", 20.f, 21.f}});  // throws inside: rung 0 fails
+  const auto failover = ladder->take_failover();
+  ASSERT_TRUE(failover);
+  EXPECT_EQ(failover->to, 1);
+  EXPECT_NE(failover->message.find("out of memory (injected)"), std::string::npos) << failover->message;
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  std::set<std::string> ids;
+  for (const TrackPoint& p : out) ids.insert(p.id);
+  EXPECT_EQ(ids, (std::set<std::string>{"old", "new"}));
+}
+
+TEST(Ladder, PointsAddedSinceTheLastFrameMoveWithAGovernorSwitch) {
+  std::string error;
+  auto ladder = pipeline::LadderedTracker::make(
+      camera_at(64), {rung(64), rung(32)},
+      [](const config::Rung&, std::string&) { return std::make_unique<SleepingTracker>(0ms); }, error);
+  ASSERT_TRUE(ladder) << error;
+  const test::NetworkLessFrame frame(64);
+  std::vector<TrackPoint> out;
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  ladder->add_queries(std::vector<Query>{{"late", 40.f, 20.f}});
+  ASSERT_TRUE(ladder->switch_to(1, error)) << error;
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, "late");
+  EXPECT_NEAR(out[0].x, 40.f, 1e-4);  // back in the camera's model pixels
+  EXPECT_NEAR(out[0].y, 20.f, 1e-4);
 }

@@ -85,6 +85,8 @@ struct GovernorSettings {            // key: governor
   int up_after = 60;                 // up_after: frames with headroom in a row before stepping up [1, 10000]
   double headroom = 0.6;             // headroom: percentile below headroom * budget counts as headroom (0, 1)
   double min_dwell_s = 3;            // min_dwell_s: least time on a rung before the next change [0, 3600]
+  int warmup_frames = 30;            // warmup_frames: frames after a start or a rung change that are not judged
+                                     // (a new rung's set-up: buffers, plans, graph captures) [0, 1000]
   bool operator==(const GovernorSettings&) const = default;
 };
 

@@ -22,7 +22,8 @@ struct CameraStats {
   std::uint64_t reconnects = 0;   // pipeline restarts after an error, end or stall
   std::string rung;               // the degradation rung in force
   int rung_index = 0;             // 0 = the best rung
-  std::uint64_t rung_changes = 0;
+  std::uint64_t rung_changes = 0;     // by the governor and by fail-overs
+  std::uint64_t rung_failures = 0;    // rungs left because their tracker failed
   std::uint64_t frames_strided = 0;  // captured frames a rung's stride left untracked
   double latency_percentile_ms = 0;  // the governor's current percentile
   std::size_t points = 0;         // live tracks after the last frame

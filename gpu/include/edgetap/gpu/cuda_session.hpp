@@ -12,6 +12,14 @@
 // captured once per (frame size, number of tracks) and replayed as one CUDA
 // graph launch; a new number of tracks captures at its first frame (the last
 // four shapes stay captured).
+//
+// Several sessions (one per camera thread) share the process's CUDA context,
+// each on its own stream with its own cuDNN and cuBLAS handles and
+// workspaces. Captures use cudaStreamCaptureModeThreadLocal, so one camera's
+// capture does not restrict the others' calls; building, growing and
+// destroying a session (calls that are illegal while any stream captures)
+// are serialized against captures by gpu/device_setup.hpp. Device memory is
+// stream-ordered: nothing on a buffer's grow or free path waits for the device.
 #pragma once
 
 #include <cuda_fp16.h>

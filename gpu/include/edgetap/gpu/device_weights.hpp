@@ -43,7 +43,8 @@ struct DeviceTrackerWeights {
   DeviceLayerNorm ln_out;
 };
 
+// Uploads on `stream` (where the buffers are later freed too).
 template <class T>
-DeviceTrackerWeights<T> upload_tracker_weights(const engine::Weights& w);
+DeviceTrackerWeights<T> upload_tracker_weights(const engine::Weights& w, cudaStream_t stream);
 
 }  // namespace edgetap::gpu

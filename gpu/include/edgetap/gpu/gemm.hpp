@@ -6,9 +6,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "edgetap/gpu/device_buffer.hpp"
+
 namespace edgetap::gpu {
 
-// Owns a cuBLAS handle bound to one stream.
+// Owns a cuBLAS handle bound to one stream, with its own workspace on that
+// stream (so that captured graphs allocate nothing and no two sessions share one).
 class Blas {
  public:
   explicit Blas(cudaStream_t stream);
@@ -33,7 +36,7 @@ class Blas {
 
  private:
   cublasHandle_t handle_ = nullptr;
-  void* workspace_ = nullptr;
+  DeviceBuffer<unsigned char> workspace_;
 };
 
 }  // namespace edgetap::gpu

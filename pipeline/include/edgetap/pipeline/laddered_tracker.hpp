@@ -4,10 +4,17 @@
 // new rung's tracker sees the last frame again and starts each live track
 // where it was. Tracks over a lower rung's point cap are reported lost (once),
 // never dropped silently.
+//
+// A rung whose tracker fails (an error other than a bad frame, or an
+// exception: a CUDA fault, an allocation that cannot be made) is marked failed
+// and never used again: the ladder moves at once to the next rung below that
+// builds, keeping ids and positions, and take_failover() says so once. The
+// frame that failed is reported not tracked; the next one runs on the new rung.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,12 +61,23 @@ class LadderedTracker final : public Tracker {
   int rungs() const noexcept { return static_cast<int>(rungs_.size()); }
   int rung() const noexcept { return current_; }
   int stride() const noexcept { return rungs_[static_cast<std::size_t>(current_)].stride; }
-  // Moves to `rung`, keeping ids and positions; false (staying put) with `error` on failure.
+  // Moves to `rung`, keeping ids and positions; false (staying put) with `error`
+  // on failure, or for a rung that failed before.
   bool switch_to(int rung, std::string& error);
+  // The last fail-over, once: which rung failed, why, and where the ladder went.
+  struct Failover {
+    int from = 0, to = 0;  // `to` == `from` when no rung below could take over
+    std::string message;
+  };
+  std::optional<Failover> take_failover();
 
  private:
   LadderedTracker(const config::CameraConfig& camera, std::vector<config::Rung> rungs, RungTrackerFactory factory);
   ImageView rung_view(const ImageView& frame);
+  // Marks the rung in force failed and moves to the first rung below it that
+  // builds; the Failover is kept for take_failover().
+  void fail_over(const std::string& reason) noexcept;
+  bool switch_to_unguarded(int rung, std::string& error);
   float to_rung_x(float x) const;
   float to_rung_y(float y) const;
 
@@ -72,7 +90,10 @@ class LadderedTracker final : public Tracker {
   std::vector<std::uint8_t> last_frame_;  // model size, for re-starting tracks on a switch
   std::vector<std::uint8_t> resized_;
   std::vector<TrackPoint> live_;          // model pixels, after the last frame
+  std::vector<Query> unpushed_;           // model pixels, added since the last frame
   std::vector<TrackPoint> pending_lost_;  // over a new rung's cap: reported with the next frame
+  std::vector<std::string> failed_;       // per rung: why its tracker failed ("" = usable)
+  std::optional<Failover> failover_;
 };
 
 }  // namespace edgetap::pipeline

@@ -1,0 +1,34 @@
+// An owned non-blocking CUDA stream: every piece of a session's work, its
+// stream-ordered allocations included, is enqueued on one of these. Declare it
+// before the buffers allocated on it, so that it is destroyed after them.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "edgetap/gpu/device_setup.hpp"
+#include "edgetap/kernels/cuda/check.hpp"
+
+namespace edgetap::gpu {
+
+class CudaStream {
+ public:
+  CudaStream() {
+    DeviceSetupSection setup;
+    EDGETAP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~CudaStream() {
+    if (stream_ == nullptr) return;
+    DeviceSetupSection setup;
+    cudaStreamSynchronize(stream_);  // the frees enqueued by the buffers destroyed before it
+    cudaStreamDestroy(stream_);
+  }
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+
+  cudaStream_t get() const noexcept { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace edgetap::gpu
