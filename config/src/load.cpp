@@ -84,13 +84,17 @@ void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path,
 }
 
 void read_governor(YamlReader& r, const YAML::Node& node, const std::string& path, GovernorSettings& g) {
-  if (!r.expect_map(node, path, {"percentile", "window", "down_after", "up_after", "headroom", "min_dwell_s"})) return;
+  if (!r.expect_map(node, path,
+                    {"percentile", "window", "down_after", "up_after", "headroom", "min_dwell_s", "warmup_frames"})) {
+    return;
+  }
   r.read_int(node, path, "percentile", 50, 100, g.percentile);
   r.read_int(node, path, "window", 5, 1000, g.window);
   r.read_int(node, path, "down_after", 1, 1000, g.down_after);
   r.read_int(node, path, "up_after", 1, 10000, g.up_after);
   r.read_double(node, path, "headroom", 0.01, 0.99, g.headroom);
   r.read_double(node, path, "min_dwell_s", 0.0, 3600.0, g.min_dwell_s);
+  r.read_int(node, path, "warmup_frames", 0, 1000, g.warmup_frames);
 }
 
 void read_klt(YamlReader& r, const YAML::Node& node, const std::string& path, KltSettings& k) {

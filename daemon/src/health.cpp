@@ -38,8 +38,10 @@ std::string format_prometheus(const Snapshot& s) {
          [](const CameraStats& x) { return x.state == "running" ? 1 : 0; });
   family(out, "edgetap_rung", "gauge", "Degradation rung in force (0 = the best).", c,
          [](const CameraStats& x) { return x.rung_index; });
-  family(out, "edgetap_rung_changes_total", "counter", "Rung changes made by the latency governor.", c,
+  family(out, "edgetap_rung_changes_total", "counter", "Rung changes, by the latency governor and by fail-overs.", c,
          [](const CameraStats& x) { return x.rung_changes; });
+  family(out, "edgetap_rung_failures_total", "counter", "Rungs left because their tracker failed.", c,
+         [](const CameraStats& x) { return x.rung_failures; });
   family(out, "edgetap_tracker_seconds_total", "counter", "Time spent in the tracker.", c,
          [](const CameraStats& x) { return x.tracker_ms_sum / 1e3; });
   out += "# HELP edgetap_latency_seconds Capture to publish latency.\n# TYPE edgetap_latency_seconds histogram\n";
@@ -80,6 +82,7 @@ nlohmann::json camera_json(const CameraStats& x) {
           {"restarts", x.reconnects},
           {"rung", x.rung},
           {"rung_changes", x.rung_changes},
+          {"rung_failures", x.rung_failures},
           {"latency_percentile_ms", x.latency_percentile_ms},
           {"frames_strided", x.frames_strided},
           {"points", x.points},

@@ -108,7 +108,7 @@ std::string busy_camera(const test::TempDir& dir, const std::string& model, cons
          "    edgetap: {model: '" + model + "'}\n"
          "    budget_ms: 1\n"
          "    ladder: " + ladder + "\n"
-         "    governor: {window: 5, down_after: 3, min_dwell_s: 0}\n";
+         "    governor: {window: 5, down_after: 3, min_dwell_s: 0, warmup_frames: 0}\n";
 }
 
 }  // namespace

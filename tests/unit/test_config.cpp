@@ -231,3 +231,14 @@ TEST(Config, EveryInheritedSettingThatCanBeBadIsRejectedWithoutAbort) {
                                                             << text;
   }
 }
+
+TEST(Config, GovernorWarmUpFramesAreReadAndRangeChecked) {
+  const Config config = load_string("defaults: {governor: {warmup_frames: 12}}\ncameras:\n  - {name: a, source: test:ball}\n",
+                                    "test.yaml", "/base");
+  EXPECT_EQ(config.cameras.at(0).governor.warmup_frames, 12);
+  const Config defaulted = load_string("cameras:\n  - {name: a, source: test:ball}\n", "test.yaml", "/base");
+  EXPECT_EQ(defaulted.cameras.at(0).governor.warmup_frames, GovernorSettings{}.warmup_frames);
+  const std::string text = problems_of("cameras:\n  - {name: a, source: test:ball, governor: {warmup_frames: -1}}\n");
+  EXPECT_NE(text.find("warmup_frames"), std::string::npos) << text;
+  EXPECT_NE(text.find("1000"), std::string::npos) << text;
+}
