@@ -1,6 +1,9 @@
 #include "edgetap/daemon/control_commands.hpp"
 
+#include <algorithm>
+
 #include "edgetap/daemon/health.hpp"
+#include "edgetap/daemon/point_ids.hpp"
 #include "edgetap/daemon/runtime.hpp"
 
 namespace edgetap::daemon {
@@ -51,32 +54,84 @@ json change_reply(const PointsChange& change, const char* applied_key) {
   return {{"ok", true}, {applied_key, change.applied}, {"rejected", change.rejected}};
 }
 
+// `value` as ASCII JSON, cut to a readable length, for an error message.
+std::string shown(const json& value) {
+  constexpr std::size_t kMaxShown = 200;
+  std::string text = value.dump(-1, ' ', true, json::error_handler_t::replace);
+  if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
+  return text;
+}
+
+// A point's id, checked: a bad one is rejected alone, named by its index (echoing it could
+// carry the very characters refused).
+bool accept_id(const std::string& id, std::size_t index, std::vector<std::string>& rejected) {
+  const std::string problem = point_id_problem(id);
+  if (problem.empty()) return true;
+  rejected.push_back("points[" + std::to_string(index) + "]: " + problem);
+  return false;
+}
+
+// The camera's live tracks, which add_points may bring up to kMaxPointsPerCamera.
+std::size_t live_points(Runtime& runtime, const std::string& camera) {
+  std::size_t points = 0;
+  runtime.with_camera(camera, [&](CameraWorker& w) { points = w.stats().points; });
+  return points;
+}
+
 json add_points(Runtime& runtime, const std::string& camera, const json& request) {
-  const json& list = request.value("points", json());
+  const json& list = request.contains("points") ? request["points"] : json();
   if (!list.is_array() || list.empty()) return error("'points' must be a non-empty list of {id, x, y}");
+  if (list.size() > kMaxPointsPerRequest) {
+    return error("at most " + std::to_string(kMaxPointsPerRequest) + " points per request, got " +
+                 std::to_string(list.size()));
+  }
   std::vector<config::ExplicitPoint> points;
-  for (const json& p : list) {
-    if (!p.is_object() || !p.contains("id") || !p["id"].is_string() || p["id"].get<std::string>().empty() ||
-        !p.contains("x") || !p["x"].is_number() || !p.contains("y") || !p["y"].is_number()) {
-      return error("each point needs a non-empty string 'id' and numbers 'x' and 'y' (source pixels): " + p.dump());
+  std::vector<std::string> rejected;
+  std::size_t room = kMaxPointsPerCamera - std::min(kMaxPointsPerCamera, live_points(runtime, camera));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& p = list[i];
+    if (!p.is_object() || !p.contains("id") || !p["id"].is_string() || !p.contains("x") || !p["x"].is_number() ||
+        !p.contains("y") || !p["y"].is_number()) {
+      return error("points[" + std::to_string(i) + "]: each point needs a string 'id' and numbers 'x' and 'y' " +
+                   "(source pixels): " + shown(p));
     }
-    points.push_back({p["id"].get<std::string>(), p["x"].get<double>(), p["y"].get<double>()});
+    const std::string id = p["id"].get<std::string>();
+    if (!accept_id(id, i, rejected)) continue;
+    if (room == 0) {
+      rejected.push_back(id + ": the camera would track more than " + std::to_string(kMaxPointsPerCamera) +
+                         " points, the most add_points allows");
+      continue;
+    }
+    --room;
+    points.push_back({id, p["x"].get<double>(), p["y"].get<double>()});
   }
   PointsChange change;
-  runtime.with_camera(camera, [&](CameraWorker& w) { change = w.add_points(points, kApplyTimeout); });
+  if (!points.empty()) {
+    runtime.with_camera(camera, [&](CameraWorker& w) { change = w.add_points(points, kApplyTimeout); });
+  }
+  change.rejected.insert(change.rejected.begin(), rejected.begin(), rejected.end());
   return change_reply(change, "added");
 }
 
 json remove_points(Runtime& runtime, const std::string& camera, const json& request) {
-  const json& list = request.value("ids", json());
+  const json& list = request.contains("ids") ? request["ids"] : json();
   if (!list.is_array() || list.empty()) return error("'ids' must be a non-empty list of track ids");
+  if (list.size() > kMaxPointsPerRequest) {
+    return error("at most " + std::to_string(kMaxPointsPerRequest) + " ids per request, got " +
+                 std::to_string(list.size()));
+  }
   std::vector<std::string> ids;
-  for (const json& id : list) {
-    if (!id.is_string()) return error("'ids' must be a list of strings");
-    ids.push_back(id.get<std::string>());
+  std::vector<std::string> rejected;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) return error("'ids' must be a list of strings");
+    const std::string id = list[i].get<std::string>();
+    if (accept_id(id, i, rejected)) ids.push_back(id);
   }
   PointsChange change;
-  runtime.with_camera(camera, [&](CameraWorker& w) { change = w.remove_points(ids, kApplyTimeout); });
+  if (!ids.empty()) {
+    runtime.with_camera(camera, [&](CameraWorker& w) { change = w.remove_points(ids, kApplyTimeout); });
+  }
+  change.rejected.insert(change.rejected.begin(), rejected.begin(), rejected.end());
   return change_reply(change, "removed");
 }
 

@@ -8,6 +8,7 @@
 
 #include <map>
 
+#include "edgetap/json_input.hpp"
 #include "edgetap/pipeline/unix_listener.hpp"
 
 namespace edgetap::daemon {
@@ -65,10 +66,11 @@ void ControlServer::stop() {
 }
 
 std::string ControlServer::answer(const std::string& line) {
-  nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
+  std::string error;
+  const nlohmann::json request = parse_json_input(line, error);
   nlohmann::json reply;
   if (request.is_discarded() || !request.is_object()) {
-    reply = {{"ok", false}, {"error", "a request is one JSON object on one line"}};
+    reply = {{"ok", false}, {"error", "a request is one JSON object on one line" + (error.empty() ? "" : ": " + error)}};
   } else {
     try {
       reply = handler_(request);
@@ -77,7 +79,9 @@ std::string ControlServer::answer(const std::string& line) {
     }
     if (request.contains("id")) reply["id"] = request["id"];
   }
-  return reply.dump() + "\n";
+  // ASCII only (\uXXXX escapes): a reply echoes what the client sent, and raw bidi controls
+  // or other invisible characters would reach whatever terminal or log shows it.
+  return reply.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 void ControlServer::serve() {

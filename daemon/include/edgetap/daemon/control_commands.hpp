@@ -5,14 +5,21 @@
 //                                                     new tracks at source pixels of the latest frame
 //   {"cmd": "remove_points", "camera": C, "ids": [I]} stop tracks for good
 // Replies carry "ok" and either the result or "error"; an "id" in the request
-// is echoed back.
+// is echoed back. A point whose id is refused (see point_ids.hpp) or that would
+// take the camera past kMaxPointsPerCamera is rejected alone, with the reason.
 #pragma once
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 
 namespace edgetap::daemon {
 
 class Runtime;
+
+// The most points (add_points) or ids (remove_points) in one request.
+inline constexpr std::size_t kMaxPointsPerRequest = 1000;
+// The most live tracks add_points brings a camera to (its own seeding may have more).
+inline constexpr std::size_t kMaxPointsPerCamera = 4096;
 
 nlohmann::json handle_control_request(Runtime& runtime, const nlohmann::json& request);
 
