@@ -9,6 +9,7 @@
 #include <string>
 
 #include "edgetap/engine/safetensors.hpp"
+#include "edgetap/json_input.hpp"
 #include "edgetap/kernels/cpu.hpp"
 
 namespace edgetap::engine {
@@ -120,8 +121,13 @@ void read_cross_scale(const nlohmann::json& m, const std::string& path, ModelCon
 ModelConfig load_model_config(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ModelError(path + ": cannot open the model configuration");
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw ModelError(path + ": not a JSON object");
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string error;
+  const nlohmann::json j = parse_json_input(text.str(), error);
+  if (j.is_discarded() || !j.is_object()) {
+    throw ModelError(path + ": not a JSON object" + (error.empty() ? "" : " (" + error + ")"));
+  }
   // The hyper-parameters sit under "config" (the export format) or at the top level.
   const nlohmann::json& m = j.contains("config") && j["config"].is_object() ? j["config"] : j;
   ModelConfig c;
@@ -143,7 +149,10 @@ ModelConfig load_model_config(const std::string& path) {
   c.corr_hidden = field<int>(m, path, "corr_hidden");
   c.pixel_mean = field<float>(m, path, "pixel_mean");
   c.pixel_std = field<float>(m, path, "pixel_std");
-  c.size_multiple = m.value("size_multiple", 32);
+  c.size_multiple = m.contains("size_multiple") ? field<int>(m, path, "size_multiple") : 32;
+  if (c.size_multiple < 1 || c.size_multiple > 4096) {
+    throw ModelError(path + ": size_multiple " + std::to_string(c.size_multiple) + " must be in [1, 4096]");
+  }
   if (c.heads <= 0 || c.width % c.heads != 0) throw ModelError(path + ": width must be a multiple of heads");
   if (c.radius < 0 || c.radius > 7) throw ModelError(path + ": radius must be in [0, 7]");
   c.query_patch = m.value("query_patch", 1);  // absent in edgetap-v1/v2 files: one descriptor

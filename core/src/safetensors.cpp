@@ -1,5 +1,7 @@
 #include "edgetap/engine/safetensors.hpp"
 
+#include "edgetap/json_input.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -29,6 +31,16 @@ float bf16_to_float(std::uint16_t b) {
   float value;
   std::memcpy(&value, &bits, sizeof(value));
   return value;
+}
+
+// The byte count of a tensor of `shape` and `width`-byte elements, or false when it does
+// not fit in 64 bits: the shape comes from the file and is checked before it sizes anything.
+bool checked_byte_count(const std::vector<std::int64_t>& shape, int width, std::uint64_t& bytes) {
+  bytes = static_cast<std::uint64_t>(width);
+  for (const std::int64_t d : shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -65,8 +77,11 @@ TensorMap load_safetensors(const std::string& path) {
   }
   std::string header(header_size, '\0');
   in.read(header.data(), static_cast<std::streamsize>(header_size));
-  const nlohmann::json meta = nlohmann::json::parse(header, nullptr, false);
-  if (meta.is_discarded() || !meta.is_object()) throw ModelError(path + ": the header is not a JSON object");
+  std::string error;
+  const nlohmann::json meta = parse_json_input(header, error);
+  if (meta.is_discarded() || !meta.is_object()) {
+    throw ModelError(path + ": the header is not a JSON object" + (error.empty() ? "" : " (" + error + ")"));
+  }
   const std::uint64_t data_size = file_size - 8 - header_size;
   std::vector<char> data(data_size);
   in.read(data.data(), static_cast<std::streamsize>(data_size));
@@ -79,6 +94,7 @@ TensorMap load_safetensors(const std::string& path) {
       throw ModelError(where + ": needs dtype, shape and data_offsets");
     }
     Tensor t;
+    if (!info["shape"].is_array()) throw ModelError(where + ": bad shape (expected a list of sizes)");
     for (const auto& d : info["shape"]) {
       if (!d.is_number_integer() || d.get<std::int64_t>() < 0) throw ModelError(where + ": bad shape");
       t.shape.push_back(d.get<std::int64_t>());
@@ -91,15 +107,19 @@ TensorMap load_safetensors(const std::string& path) {
       throw ModelError(where + ": bad data_offsets");
     }
     const auto begin = offsets[0].get<std::uint64_t>(), end = offsets[1].get<std::uint64_t>();
-    const auto n = static_cast<std::uint64_t>(t.numel());
     if (end < begin || end > data_size) {
       throw ModelError(where + ": data [" + std::to_string(begin) + ", " + std::to_string(end) +
                        ") lies outside the file's " + std::to_string(data_size) + " data bytes (truncated?)");
     }
-    if (end - begin != n * static_cast<std::uint64_t>(width)) {
+    std::uint64_t bytes = 0;
+    if (!checked_byte_count(t.shape, width, bytes)) {
+      throw ModelError(where + ": shape " + t.shape_string() + " of " + dtype + " is too large (its size overflows)");
+    }
+    if (end - begin != bytes) {
       throw ModelError(where + ": " + std::to_string(end - begin) + " bytes do not match shape " + t.shape_string() +
                        " of " + dtype);
     }
+    const std::uint64_t n = bytes / static_cast<std::uint64_t>(width);  // at most the file's size: safe to allocate
     t.data.resize(n);
     const char* src = data.data() + begin;
     for (std::uint64_t i = 0; i < n; ++i) {

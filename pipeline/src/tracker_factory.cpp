@@ -26,6 +26,10 @@ std::shared_ptr<const engine::Network> ModelCache::get(const std::string& weight
     return network;
   } catch (const engine::ModelError& e) {
     error = "cannot load the edgetap model " + weights_path + ": " + e.what();
+  } catch (const std::exception& e) {
+    // The loader reports what it checks as ModelError; anything else (a failed allocation, a
+    // library's own exception) still fails this camera only, never the daemon.
+    error = "cannot load the edgetap model " + weights_path + " (" + config_path + "): unexpected error: " + e.what();
   }
   return nullptr;
 }

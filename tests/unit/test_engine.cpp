@@ -12,6 +12,7 @@
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/engine/streaming_session.hpp"
 #include "edgetap/kernels/cpu.hpp"
+#include "edgetap/pipeline/tracker_factory.hpp"
 #include "support/random_network.hpp"
 #include "support/temp_dir.hpp"
 #include "support/textures.hpp"
@@ -422,4 +423,68 @@ TEST_F(EngineFixture, TrackerAppliesTheModelsVisibleRule) {
   }
   EXPECT_GT(shown, 0);
   EXPECT_GT(decided_by_confidence, 0);  // the rule, not the visibility alone, decided some points
+}
+
+namespace {
+
+// A safetensors file holding only `header` (its data section empty).
+void write_header_only(const std::string& path, const std::string& header) {
+  std::string length(8, '\0');
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+  std::ofstream(path, std::ios::binary) << length << header;
+}
+
+}  // namespace
+
+TEST_F(EngineFixture, AShapeWhoseSizeOverflowsIsAModelErrorNamingTheFileAndTensor) {
+  // 2^62 F32 elements are 2^64 bytes, which wraps to the 0 bytes the offsets give.
+  for (const std::string shape : {"[4611686018427387904]", "[2147483648, 2147483648]", "[4294967296, 4294967296, 4]"}) {
+    write_header_only(files.weights_path,
+                      R"({"huge": {"dtype": "F32", "shape": )" + shape + R"(, "data_offsets": [0, 0]}})");
+    std::string error;
+    try {
+      engine::load_safetensors(files.weights_path);
+      ADD_FAILURE() << "accepted shape " << shape;
+    } catch (const engine::ModelError& e) {
+      error = e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "shape " << shape << " threw " << e.what() << ", not a ModelError";
+    }
+    EXPECT_NE(error.find(files.weights_path + ": tensor 'huge'"), std::string::npos) << error;
+    EXPECT_NE(error.find("too large"), std::string::npos) << error;
+  }
+}
+
+TEST_F(EngineFixture, ADeeplyNestedModelFileIsAModelErrorNotACrash) {
+  const std::string nested = std::string(100000, '[') + std::string(100000, ']');
+  std::ofstream(files.config_path) << R"({"recent_descriptors": )" << nested << "}";
+  EXPECT_NE(error_of([&] { engine::load_model_config(files.config_path); }).find("nested more than"),
+            std::string::npos);
+  write_header_only(files.weights_path, R"({"__metadata__": )" + nested + "}");
+  EXPECT_NE(error_of([&] { engine::load_safetensors(files.weights_path); }).find("nested more than"),
+            std::string::npos);
+}
+
+TEST_F(EngineFixture, ASizeMultipleOfZeroIsRejected) {
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  (config.contains("config") ? config["config"] : config)["size_multiple"] = 0;
+  std::ofstream(files.config_path) << config.dump();
+  EXPECT_NE(error_of([&] { engine::load_model_config(files.config_path); }).find("size_multiple 0 must be in"),
+            std::string::npos);
+}
+
+TEST_F(EngineFixture, ModelCacheTurnsEveryLoadingFailureIntoTheCamerasError) {
+  pipeline::ModelCache cache;
+  std::string error;
+  write_header_only(files.weights_path, R"({"huge": {"dtype": "F32", "shape": [4611686018427387904], "data_offsets": [0, 0]}})");
+  EXPECT_EQ(cache.get(files.weights_path, error), nullptr);
+  EXPECT_NE(error.find("tensor 'huge'"), std::string::npos) << error;
+
+  // An exception the loader does not turn into a ModelError (a JSON type error here).
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.config_path));
+  config["version"] = 5;
+  std::ofstream(files.config_path) << config.dump();
+  error.clear();
+  EXPECT_EQ(cache.get(files.weights_path, error), nullptr);
+  EXPECT_NE(error.find("cannot load the edgetap model " + files.weights_path), std::string::npos) << error;
 }
