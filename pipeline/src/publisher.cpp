@@ -1,5 +1,6 @@
 #include "edgetap/pipeline/publisher.hpp"
 
+#include "edgetap/json_input.hpp"
 #include "edgetap/pipeline/unix_listener.hpp"
 #include "edgetap/pipeline/wire_format.hpp"
 
@@ -13,22 +14,30 @@
 #include <cerrno>
 #include <cstring>
 #include <algorithm>
+#include <chrono>
 #include <deque>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 
 namespace edgetap::pipeline {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 constexpr std::size_t kMaxHelloBytes = 64 * 1024;
 constexpr int kMessagesPerWakeup = 64;
+constexpr auto kPollInterval = std::chrono::milliseconds(500);
 
 std::string errno_text() { return std::strerror(errno); }
 
 // Parses a hello line; returns "" on success or the error to send back.
 std::string parse_hello(const std::string& line, std::set<std::string>& cameras, wire::Format& format) {
-  nlohmann::json hello = nlohmann::json::parse(line, nullptr, false);
-  if (hello.is_discarded() || !hello.is_object()) return "hello must be one JSON object on one line";
+  std::string error;
+  const nlohmann::json hello = parse_json_input(line, error);
+  if (hello.is_discarded() || !hello.is_object()) {
+    return "hello must be one JSON object on one line" + (error.empty() ? "" : ": " + error);
+  }
   for (const auto& [key, value] : hello.items()) {
     if (key == "subscribe") {
       if (!value.is_array()) return "'subscribe' must be a list of camera names";
@@ -69,7 +78,9 @@ struct Publisher::Subscriber {
   std::string out;  // bytes being written
   std::size_t out_offset = 0;
   std::string in;   // hello bytes read so far
+  Clock::time_point connected = Clock::now();
   bool hello_done = false;
+  bool read_closed = false;  // the subscriber shut down its sending side: it may still read
   bool close_after_flush = false;
   bool dead = false;
 
@@ -78,6 +89,12 @@ struct Publisher::Subscriber {
   }
   bool wants(const std::string& camera) const { return cameras.empty() || cameras.count(camera) > 0; }
   bool has_output() const { return out_offset < out.size() || !queue.empty(); }
+  // Nothing is sent before the hello reply: until the hello is read, or no hello can come
+  // (nothing arrived within kHelloWait, or the subscriber stopped sending).
+  bool streaming(Clock::time_point now) const {
+    return hello_done || read_closed || (in.empty() && now >= hello_deadline());
+  }
+  Clock::time_point hello_deadline() const { return connected + kHelloWait; }
 };
 
 Publisher::Publisher(std::string socket_path, std::size_t queue_capacity, std::shared_ptr<spdlog::logger> log)
@@ -168,7 +185,10 @@ void Publisher::read_hello(Subscriber& s) {
   for (;;) {
     const ssize_t n = ::recv(s.fd, buffer, sizeof(buffer), 0);
     if (n == 0) {
-      s.dead = true;  // the subscriber hung up
+      // A half-close ends the subscriber's input, not the stream: it still reads the reply and
+      // the messages. Unfinished hello bytes are the hello (the end of input ends its line).
+      s.read_closed = true;
+      if (!s.hello_done && !s.in.empty()) answer_hello(s, s.in);
       return;
     }
     if (n < 0) {
@@ -178,30 +198,35 @@ void Publisher::read_hello(Subscriber& s) {
     if (s.hello_done) continue;  // anything after the hello is ignored
     s.in.append(buffer, static_cast<std::size_t>(n));
     const std::size_t newline = s.in.find('\n');
-    if (newline == std::string::npos && s.in.size() < kMaxHelloBytes) continue;
-    s.hello_done = true;
-    std::string error = newline == std::string::npos ? "hello line longer than 64 KiB"
-                                                     : parse_hello(s.in.substr(0, newline), s.cameras, s.format);
-    nlohmann::ordered_json reply;
-    reply["v"] = 1;
-    if (error.empty()) {
-      s.queue.clear();  // the stream in the chosen encoding and cameras starts after the reply
-      reply["type"] = "hello";
-      reply["subscribe"] = s.cameras.empty() ? nlohmann::ordered_json("all") : nlohmann::ordered_json(s.cameras);
-      reply["format"] = s.format == wire::Format::cbor ? "cbor" : "ndjson";
-    } else {
-      reply["type"] = "error";
-      reply["error"] = error;
-      s.close_after_flush = true;
-      s.queue.clear();
-      log_->warn("subscriber sent a bad hello: {}", error);
+    if (newline != std::string::npos) {
+      answer_hello(s, s.in.substr(0, newline));
+    } else if (s.in.size() >= kMaxHelloBytes) {
+      answer_hello(s, std::nullopt);
     }
-    auto encoded = std::make_shared<Encoded>();
-    encoded->json = reply.dump();
-    if (error.empty() && s.format == wire::Format::cbor) encoded->cbor = wire::cbor_of(encoded->json);
-    s.queue.push_front({std::move(encoded), false});
-    s.in.clear();
   }
+}
+
+void Publisher::answer_hello(Subscriber& s, const std::optional<std::string>& line) {
+  s.hello_done = true;
+  s.in.clear();
+  const std::string error = line ? parse_hello(*line, s.cameras, s.format) : "hello line longer than 64 KiB";
+  nlohmann::ordered_json reply;
+  reply["v"] = 1;
+  s.queue.clear();  // the stream, in the chosen encoding and cameras, starts after the reply
+  if (error.empty()) {
+    reply["type"] = "hello";
+    reply["subscribe"] = s.cameras.empty() ? nlohmann::ordered_json("all") : nlohmann::ordered_json(s.cameras);
+    reply["format"] = s.format == wire::Format::cbor ? "cbor" : "ndjson";
+  } else {
+    reply["type"] = "error";
+    reply["error"] = error;
+    s.close_after_flush = true;
+    log_->warn("subscriber sent a bad hello: {}", error);
+  }
+  auto encoded = std::make_shared<Encoded>();
+  encoded->json = reply.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace);
+  if (error.empty() && s.format == wire::Format::cbor) encoded->cbor = wire::cbor_of(encoded->json);
+  s.queue.push_front({std::move(encoded), false});
 }
 
 void Publisher::flush(Subscriber& s) {
@@ -236,14 +261,21 @@ void Publisher::flush(Subscriber& s) {
 void Publisher::serve() {
   std::vector<pollfd> fds;
   while (running_) {
+    std::chrono::milliseconds wait = kPollInterval;
     {
       std::lock_guard lock(mutex_);
+      const Clock::time_point now = Clock::now();
       fds.assign({{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
       for (const auto& s : subscribers_) {
-        fds.push_back({s->fd, static_cast<short>(POLLIN | (s->has_output() ? POLLOUT : 0)), 0});
+        const bool sending = s->streaming(now) && s->has_output();
+        // A half-closed subscriber is polled for nothing: POLLHUP still reports that it left.
+        fds.push_back({s->fd, static_cast<short>((s->read_closed ? 0 : POLLIN) | (sending ? POLLOUT : 0)), 0});
+        if (!s->streaming(now) && s->in.empty()) {  // wake when its hello is no longer awaited
+          wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(s->hello_deadline() - now));
+        }
       }
     }
-    if (::poll(fds.data(), fds.size(), 500) < 0 && errno != EINTR) {
+    if (::poll(fds.data(), fds.size(), static_cast<int>(wait.count())) < 0 && errno != EINTR) {
       log_->error("poll: {}", errno_text());
       break;
     }
@@ -254,12 +286,17 @@ void Publisher::serve() {
     for (std::size_t i = 2; i < fds.size(); ++i) {
       for (auto& s : subscribers_) {
         if (s->fd != fds[i].fd) continue;
-        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_hello(*s);
+        if (!s->read_closed && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+          read_hello(*s);
+        } else if (s->read_closed && (fds[i].revents & (POLLHUP | POLLERR))) {
+          s->dead = true;  // gone for good: its reading side closed too
+        }
         break;
       }
     }
+    const Clock::time_point now = Clock::now();
     for (auto& s : subscribers_) {
-      if (!s->dead && s->has_output()) flush(*s);
+      if (!s->dead && s->streaming(now) && s->has_output()) flush(*s);
     }
     for (auto it = subscribers_.begin(); it != subscribers_.end();) {
       if (!(*it)->dead) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "edgetap/daemon/logging.hpp"
+#include "edgetap/json_input.hpp"
 #include "edgetap/pipeline/publisher.hpp"
 #include "edgetap/pipeline/track_client.hpp"
 #include "support/temp_dir.hpp"
@@ -24,6 +25,56 @@ namespace {
 std::string track_json(const std::string& camera, int seq, std::size_t padding = 0) {
   return nlohmann::json{{"v", 1}, {"type", "tracks"}, {"camera", camera}, {"seq", seq}, {"pad", std::string(padding, 'x')}}
       .dump();
+}
+
+// A raw subscriber socket, for binary streams and half-closes.
+int connect_raw(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool send_text(int fd, const std::string& text) {
+  return ::send(fd, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+}
+
+// Complete CBOR items in `bytes` from the start; stops at the first incomplete or non-CBOR one.
+std::vector<nlohmann::json> cbor_items(const std::vector<std::uint8_t>& bytes) {
+  std::vector<nlohmann::json> items;
+  std::size_t offset = 0;
+  while (offset < bytes.size()) {
+    std::size_t used = 0;
+    nlohmann::json item;
+    bool complete = false;
+    for (std::size_t end = offset + 1; end <= bytes.size() && !complete; ++end) {
+      item = nlohmann::json::from_cbor(bytes.begin() + offset, bytes.begin() + end, true, false);
+      complete = !item.is_discarded();
+      used = end - offset;
+    }
+    if (!complete) break;
+    items.push_back(item);
+    offset += used;
+  }
+  return items;
+}
+
+// Reads from `fd` until `count` CBOR items have arrived or `timeout` passes; returns the raw bytes.
+std::vector<std::uint8_t> read_cbor(int fd, std::size_t count, std::chrono::milliseconds timeout) {
+  std::vector<std::uint8_t> bytes;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (cbor_items(bytes).size() < count && std::chrono::steady_clock::now() < deadline) {
+    std::uint8_t chunk[4096];
+    const ssize_t n = ::recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n > 0) bytes.insert(bytes.end(), chunk, chunk + n);
+    if (n <= 0) std::this_thread::sleep_for(10ms);
+  }
+  return bytes;
 }
 
 struct PublisherFixture : ::testing::Test {
@@ -221,4 +272,108 @@ TEST_F(PublisherFixture, CborSubscribersGetCborMapsWithTheSameFields) {
   const auto line = json_client.read_line(2000ms);
   ASSERT_TRUE(line);
   EXPECT_EQ(nlohmann::json::parse(*line)["seq"], 0);
+}
+
+TEST_F(PublisherFixture, TheHelloReplyComesBeforeMessagesQueuedWhileItWasOnItsWay) {
+  start(64);
+  pipeline::TrackClient client;
+  connect(client);
+  wait_for_subscribers(1);
+  for (int i = 0; i < 3; ++i) publisher->publish("cam1", track_json("cam1", i));
+  std::this_thread::sleep_for(100ms);  // the messages are queued, the hello not yet sent
+  ASSERT_TRUE(client.send_line(R"({"subscribe": ["cam1"]})"));
+  const auto first = client.read_line(2000ms);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(nlohmann::json::parse(*first)["type"], "hello") << *first;
+  publisher->publish("cam1", track_json("cam1", 3));
+  const auto next = client.read_line(2000ms);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(nlohmann::json::parse(*next)["seq"], 3) << *next;  // the stream starts after the reply
+}
+
+TEST_F(PublisherFixture, ACborStreamStartsWithTheHelloReplyEvenWithMessagesQueuedBeforeIt) {
+  start(64);
+  const int fd = connect_raw(publisher->path());
+  ASSERT_GE(fd, 0);
+  wait_for_subscribers(1);
+  for (int i = 0; i < 3; ++i) publisher->publish("cam1", track_json("cam1", i));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(send_text(fd, "{\"format\": \"cbor\"}\n"));
+  std::this_thread::sleep_for(100ms);  // the hello is read before publishing
+  publisher->publish("cam1", track_json("cam1", 3));
+  const std::vector<std::uint8_t> bytes = read_cbor(fd, 2, 3000ms);
+  ::close(fd);
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(bytes[0] & 0xE0, 0xA0) << "the stream does not start with a CBOR map but '" << static_cast<char>(bytes[0])
+                                   << "'";
+  const std::vector<nlohmann::json> items = cbor_items(bytes);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0]["type"], "hello");
+  EXPECT_EQ(items[1]["seq"], 3);
+}
+
+TEST_F(PublisherFixture, WithoutAHelloTheStreamStartsAfterTheWait) {
+  start(64);
+  pipeline::TrackClient client;
+  connect(client);
+  wait_for_subscribers(1);
+  const auto published = std::chrono::steady_clock::now();
+  publisher->publish("cam1", track_json("cam1", 0));
+  const auto line = client.read_line(2000ms);
+  ASSERT_TRUE(line);
+  EXPECT_EQ(nlohmann::json::parse(*line)["seq"], 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - published, pipeline::kHelloWait + 1000ms);
+}
+
+TEST_F(PublisherFixture, ASubscriberThatHalfClosesAfterItsHelloStillReceives) {
+  start(64);
+  const int fd = connect_raw(publisher->path());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_text(fd, "{\"subscribe\": [\"cam1\"], \"format\": \"cbor\"}\n"));
+  ASSERT_EQ(::shutdown(fd, SHUT_WR), 0);
+  const std::vector<nlohmann::json> reply = cbor_items(read_cbor(fd, 1, 3000ms));
+  ASSERT_EQ(reply.size(), 1u) << "no hello reply after a half-close";
+  EXPECT_EQ(reply[0]["type"], "hello");
+  wait_for_subscribers(1);
+  for (int i = 0; i < 3; ++i) publisher->publish("cam1", track_json("cam1", i));
+  const std::vector<nlohmann::json> items = cbor_items(read_cbor(fd, 3, 3000ms));
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[2]["seq"], 2);
+  ::close(fd);
+  wait_for_subscribers(0);  // a full close is still noticed, with nothing to send
+}
+
+TEST_F(PublisherFixture, AHalfClosedUnfinishedHelloLineIsTheHello) {
+  start(64);
+  const int fd = connect_raw(publisher->path());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_text(fd, R"({"subscribe": ["cam2"]})"));  // no newline: the end of input ends it
+  ASSERT_EQ(::shutdown(fd, SHUT_WR), 0);
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  while (text.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    char chunk[4096];
+    const ssize_t n = ::recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n > 0) text.append(chunk, static_cast<std::size_t>(n));
+    if (n <= 0) std::this_thread::sleep_for(10ms);
+  }
+  ::close(fd);
+  ASSERT_NE(text.find('\n'), std::string::npos) << text;
+  const auto reply = nlohmann::json::parse(text.substr(0, text.find('\n')));
+  EXPECT_EQ(reply["type"], "hello");
+  EXPECT_EQ(reply["subscribe"], nlohmann::json::array({"cam2"}));
+}
+
+TEST_F(PublisherFixture, ADeeplyNestedHelloIsRefusedNamingTheLimit) {
+  start(64);
+  pipeline::TrackClient client;
+  connect(client);
+  const std::size_t depth = 30000;  // within the 64 KiB hello limit
+  ASSERT_TRUE(client.send_line("{\"subscribe\": " + std::string(depth, '[') + std::string(depth, ']') + "}"));
+  const auto reply = client.read_line(2000ms);
+  ASSERT_TRUE(reply);
+  const auto j = nlohmann::json::parse(*reply);
+  EXPECT_EQ(j["type"], "error");
+  EXPECT_NE(j["error"].get<std::string>().find("nested more than " + std::to_string(kMaxJsonDepth)), std::string::npos)
+      << *reply;
 }

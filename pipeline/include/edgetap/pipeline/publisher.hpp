@@ -4,16 +4,21 @@
 // A subscriber may first send one hello line
 //   {"subscribe": ["cam1", ...], "format": "ndjson" | "cbor"}
 // to choose cameras (default: all) and the encoding: NDJSON lines (default) or
-// a stream of CBOR maps with the same fields. Every subscriber has a bounded queue: when
+// a stream of CBOR maps with the same fields. Nothing is sent before the hello's
+// reply: a subscriber receives messages once its hello is answered, or when it sent
+// none within kHelloWait of connecting (or shut down its sending side). A subscriber
+// that half-closes still receives. Every subscriber has a bounded queue: when
 // it is full the oldest message is dropped and counted, and the count rides in
 // the "dropped" field of the next message it receives. Writes are non-blocking
 // on one I/O thread, so a stalled or vanished subscriber never slows tracking.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +28,9 @@
 namespace spdlog { class logger; }
 
 namespace edgetap::pipeline {
+
+// How long a new subscriber's hello is awaited before the stream starts without one.
+inline constexpr std::chrono::milliseconds kHelloWait{500};
 
 struct PublisherStats {
   std::size_t subscribers = 0;
@@ -54,6 +62,8 @@ class Publisher final : public MessageSink {
   void serve();
   void accept_clients();
   void read_hello(Subscriber& s);
+  // Answers the hello `line` (nullopt: longer than the limit), queueing the reply first.
+  void answer_hello(Subscriber& s, const std::optional<std::string>& line);
   void flush(Subscriber& s);
   void wake();
 
