@@ -226,6 +226,25 @@ class ServiceTest(unittest.TestCase):
         self.assertEqual(self.daemon.wait(timeout=10), 0)
         self.assertFalse(os.path.exists(self.path("control.sock")))
 
+    def test_an_inherited_bad_setting_is_a_config_error_at_start_and_on_reload(self):
+        # An even klt.window in defaults, with a camera that sets another klt key.
+        bad = (self.header.replace("cameras:\n", "defaults: {klt: {window: 20}}\ncameras:\n")
+               + camera("north", "pinwheel") + "    klt: {levels: 2}\n")
+        self.notify.wait_for("READY=1")
+        control = self.opened(Control(self.path("control.sock")))
+        with open(self.config, "w") as f:
+            f.write(bad)
+        self.daemon.send_signal(signal.SIGHUP)
+        self.notify.wait_for("RELOADING=1")
+        status = self.notify.wait_for("READY=1")["STATUS"]
+        self.assertIn("reload rejected", status)
+        self.assertIn("edgetap.yaml:4:", status)  # the line in defaults where the window is written
+        self.wait_running(control, ["north", "south"])
+
+        started = subprocess.run([EDGETAPD, "--config", self.config], capture_output=True, text=True, timeout=30)
+        self.assertEqual(started.returncode, 78, started.stderr)
+        self.assertIn("defaults.klt.window: must be odd", started.stderr)
+
     def test_unhealthy_camera_makes_healthz_fail(self):
         self.write(camera("north", "pinwheel") + "  - name: gone\n    source: rtsp://127.0.0.1:9/x\n")
         self.daemon.kill()
