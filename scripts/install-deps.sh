@@ -13,6 +13,7 @@ BUILD_PACKAGES=(
   libopencv-imgcodecs-dev libopencv-videoio-dev
   libcpp-httplib-dev libmosquitto-dev libopenblas-dev
   libpng-dev zlib1g-dev
+  clang libclang-rt-14-dev   # the fuzz targets (libFuzzer): scripts/fuzz.sh
 )
 RUNTIME_PACKAGES=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good

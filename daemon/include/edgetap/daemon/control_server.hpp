@@ -26,10 +26,12 @@ class ControlServer {
 
   bool start(std::string& error);
   void stop();
+  // The reply line (newline included) to one request line: what serve() sends back.
+  // Public so that the control protocol is fuzzed without a socket (fuzz/fuzz_control.cpp).
+  std::string answer(const std::string& line);
 
  private:
   void serve();
-  std::string answer(const std::string& line);
 
   const std::string path_;
   Handler handler_;
