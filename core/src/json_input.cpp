@@ -13,12 +13,17 @@ nlohmann::json parse_json_input(std::string_view text, std::string& error) {
     if (opens && depth >= kMaxJsonDepth) too_deep = true;
     return !too_deep;
   };
-  json value = json::parse(text, refuse_deep, false);
+  json value;
+  try {
+    value = json::parse(text, refuse_deep);
+  } catch (const json::exception& e) {  // a syntax error, with its position
+    error = e.what();
+    value = json(json::value_t::discarded);
+  }
   if (too_deep) {
     error = "arrays and objects nested more than " + std::to_string(kMaxJsonDepth) + " deep (the limit)";
     return json(json::value_t::discarded);
   }
-  if (value.is_discarded()) error = "not valid JSON";
   return value;
 }
 

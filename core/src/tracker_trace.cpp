@@ -5,6 +5,9 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <string>
+
+#include "edgetap/json_input.hpp"
 
 namespace edgetap::trace {
 namespace {
@@ -140,12 +143,9 @@ std::string format_call(const Call& call) {
 }
 
 Call parse_call(std::string_view line) {
-  json j;
-  try {
-    j = json::parse(line);
-  } catch (const json::parse_error& e) {
-    throw TraceError(std::string("not a JSON line (") + e.what() + ")");
-  }
+  std::string error;
+  const json j = parse_json_input(line, error);
+  if (j.is_discarded()) throw TraceError("not a JSON line (" + error + ")");
   if (!j.is_object()) throw TraceError("a line must be a JSON object");
   Call c;
   c.pass = integer(j, "pass", 0, kMaxPasses - 1);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "edgetap/eval/query_sampling.hpp"
+#include "edgetap/json_input.hpp"
 
 namespace edgetap::eval {
 namespace {
@@ -96,12 +97,9 @@ GtPoint parse_point(const Checker& check, const json& p, const std::string& key,
 }  // namespace
 
 Sequence parse_ground_truth(const std::string& text, const std::string& origin) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw DatasetError(origin + ": not valid JSON (" + e.what() + ")");
-  }
+  std::string error;
+  const json root = parse_json_input(text, error);
+  if (root.is_discarded()) throw DatasetError(origin + ": not valid JSON (" + error + ")");
   const Checker check{origin};
   if (!root.is_object()) check.fail("the top level", "must be an object");
   Sequence seq;

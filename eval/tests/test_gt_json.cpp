@@ -70,6 +70,11 @@ TEST(GtJson, MalformedJsonNamesTheFile) {
   EXPECT_NE(e.find("not valid JSON"), std::string::npos) << e;
 }
 
+TEST(GtJson, DeepNestingIsRefusedNamingTheLimit) {
+  const std::string e = error_of(R"({"size": )" + std::string(100000, '[') + std::string(100000, ']') + "}");
+  EXPECT_NE(e.find("seq/gt.json: not valid JSON (arrays and objects nested more than"), std::string::npos) << e;
+}
+
 TEST(GtJson, BadContentNamesTheKey) {
   struct Case {
     const char* text;

@@ -147,6 +147,9 @@ TEST(TrackerTrace, BadLinesNameTheFileAndLine) {
   expect_contains(error_for(R"({"pass":0,"op":"jump"})"), {file.string() + ":2:", "unknown \"op\" \"jump\""});
   expect_contains(error_for(R"({"pass":0,"op":"remove_queries"})"), {":2:", "missing \"ids\""});
   expect_contains(error_for("{not json"), {":2:", "not a JSON line"});
+  expect_contains(error_for(R"({"pass":0,"op":"remove_queries","ids":[)" + std::string(100000, '[') +
+                            std::string(100000, ']') + "]}"),
+                  {":2:", "nested more than"});
   expect_contains(error_for(R"({"pass":-1,"op":"remove_queries","ids":[]})"), {":2:", "\"pass\""});
   expect_contains(error_for(R"({"pass":0,"op":"push_frame","frame":0,"file":"../x.png","width":4,"height":2})"),
                   {":2:", "inside the trace's folder"});

@@ -17,7 +17,7 @@ namespace edgetap {
 inline constexpr int kMaxJsonDepth = 32;
 
 // `text` as one JSON value; on failure a discarded value (is_discarded()) and `error`
-// says why: not JSON, or nested deeper than kMaxJsonDepth.
+// says why: the parser's message (with the position), or nesting deeper than kMaxJsonDepth.
 nlohmann::json parse_json_input(std::string_view text, std::string& error);
 
 }  // namespace edgetap
