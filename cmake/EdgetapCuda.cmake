@@ -25,6 +25,9 @@ if(EDGETAP_HAVE_CUDA)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES 75-real 86-real 89-real 90-real 90-virtual)
   endif()
+  # The CUDA runtime as a shared library, as CUDA::cudart: the plugin and its
+  # package depend on NVIDIA's runtime package rather than carrying a copy.
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   enable_language(CUDA)
   set(CMAKE_CUDA_STANDARD 17)
   find_package(CUDAToolkit REQUIRED)

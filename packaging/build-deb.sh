@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Builds the Debian packages edgetap_<version>_<arch>.deb and
-# edgetap-data_<version>_all.deb into build/deb/.
+# Builds the Debian packages edgetap_<version>_<arch>.deb,
+# edgetap-data_<version>_all.deb and, where the CUDA toolkit with cuBLAS and
+# cuDNN 9 is installed (CUDA_HOME, default /usr/local/cuda),
+# edgetap-cuda_<version>_<arch>.deb into build/deb/. Without it the CUDA
+# package is skipped, with a line saying why.
 #
 #   packaging/build-deb.sh          package the working tree
 #   packaging/build-deb.sh --head   package the last commit (plus the working
@@ -65,9 +68,22 @@ cp -r packaging/debian "$src/debian"
 cp packaging/systemd/edgetapd.service "$src/debian/edgetap.edgetapd.service"
 cp packaging/systemd/edgetap.sysusers "$src/debian/edgetap.sysusers"
 
+# The CUDA package needs nvcc, cuBLAS and cuDNN 9 (NVIDIA's, not Debian packages).
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+cuda_missing=""
+[ -x "$cuda_home/bin/nvcc" ] || cuda_missing="$cuda_missing nvcc"
+ls "$cuda_home"/lib64/libcublas.so* >/dev/null 2>&1 || cuda_missing="$cuda_missing cuBLAS"
+{ ls "$cuda_home"/lib64/libcudnn.so.9* || ldconfig -p | grep -q 'libcudnn.so.9 '; } >/dev/null 2>&1 ||
+  cuda_missing="$cuda_missing cuDNN-9"
+profiles=()
+if [ -n "$cuda_missing" ]; then
+  echo "build-deb: edgetap-cuda skipped: no$cuda_missing under $cuda_home (set CUDA_HOME to build it)"
+  profiles=(--build-profiles=nocuda)
+fi
+
 echo "build-deb: building edgetap $changelog_version ($from) in ${src#"$root"/}"
-(cd "$src" && dpkg-buildpackage --unsigned-source --unsigned-changes --build=binary \
-   --jobs="$(nproc)" >"$out/build.log" 2>&1) || {
+(cd "$src" && CUDA_HOME=$cuda_home dpkg-buildpackage --unsigned-source --unsigned-changes --build=binary \
+   "${profiles[@]}" --jobs="$(nproc)" >"$out/build.log" 2>&1) || {
   tail -n 60 "$out/build.log" >&2
   echo "build-deb: dpkg-buildpackage failed; full log: ${out#"$root"/}/build.log" >&2
   exit 1
@@ -77,7 +93,10 @@ find "$out/src" -maxdepth 1 -type f \( -name '*.deb' -o -name '*.ddeb' -o -name 
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 deb=$out/edgetap_${changelog_version}_${arch}.deb
 data_deb=$out/edgetap-data_${changelog_version}_all.deb
-for d in "$deb" "$data_deb"; do
+cuda_deb=$out/edgetap-cuda_${changelog_version}_${arch}.deb
+expected=("$deb" "$data_deb")
+[ -z "$cuda_missing" ] && expected+=("$cuda_deb")
+for d in "${expected[@]}"; do
   [ -f "$d" ] || { echo "build-deb: expected ${d#"$root"/} was not produced" >&2; exit 1; }
 done
-echo "build-deb: ${deb#"$root"/} ${data_deb#"$root"/} (log: ${out#"$root"/}/build.log)"
+echo "build-deb: ${expected[*]#"$root"/} (log: ${out#"$root"/}/build.log)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Tests the Debian packages build/deb/edgetap_<version>_<arch>.deb and
-# edgetap-data_<version>_all.deb:
+# Tests the Debian packages build/deb/edgetap_<version>_<arch>.deb,
+# edgetap-data_<version>_all.deb and, where build-deb.sh made it,
+# edgetap-cuda_<version>_<arch>.deb (the CUDA engine plugin):
 #   packaging/test-package.sh           test the package packaging/build-deb.sh made
 #   packaging/test-package.sh --build   build it first (a few minutes on 2 cores)
 #   packaging/test-package.sh --ctest   as registered in ctest (label "package"): skipped
@@ -43,6 +44,9 @@ version=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version)
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 deb=build/deb/edgetap_${version}_${arch}.deb
 data_deb=build/deb/edgetap-data_${version}_all.deb
+cuda_deb=build/deb/edgetap-cuda_${version}_${arch}.deb
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+plugin=/usr/lib/$multiarch/edgetap/libedgetap-cuda.so
 work=$root/build/pkg-test
 [ "$build" = yes ] && packaging/build-deb.sh
 for d in "$deb" "$data_deb"; do
@@ -50,6 +54,12 @@ for d in "$deb" "$data_deb"; do
 done
 rm -rf "$work"
 mkdir -p "$work"
+have_cuda_deb=no
+if [ -f "$cuda_deb" ]; then
+  have_cuda_deb=yes
+else
+  echo "test-package: $cuda_deb not built (no CUDA toolkit where build-deb.sh ran): the CUDA package's checks are skipped"
+fi
 
 section "build dependencies: every library install-deps.sh builds with is in Build-Depends"
 # Not needed in Build-Depends: libraries only the test suite links against (the
@@ -90,6 +100,25 @@ for lib in libc6 libgstreamer1.0-0 libopencv-core406 libyaml-cpp0.7; do   # from
   grep -q "^$lib\b" <<<"$depends" && ok "Depends: $lib (shlibs)" || fail "Depends lacks $lib: \${shlibs:Depends} not filled?"
 done
 
+if [ "$have_cuda_deb" = yes ]; then
+  expect_field Package edgetap-cuda "$cuda_deb"
+  expect_field Version "$version" "$cuda_deb"
+  expect_field Architecture "$arch" "$cuda_deb"
+  cuda_depends=$(field Depends "$cuda_deb" | tr ',' '\n' | sed 's/^ *//')
+  # NVIDIA's CUDA apt repository's names for the CUDA 13.0 runtime, cuBLAS and cuDNN 9 (packaging/README.md).
+  for d in "edgetap (= $version)" cuda-cudart-13-0 libcublas-13-0 libcudnn9-cuda-13; do
+    grep -Fxq "$d" <<<"$cuda_depends" && ok "edgetap-cuda Depends: $d" || fail "edgetap-cuda Depends lacks '$d'"
+  done
+  grep -q '^libc6\b' <<<"$cuda_depends" && ok "edgetap-cuda Depends: libc6 (shlibs)" ||
+    fail "edgetap-cuda Depends lacks libc6: \${shlibs:Depends} not filled?"
+fi
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/edgetapd >"$work/edgetapd.bin"
+if objdump -p "$work/edgetapd.bin" | grep -E 'NEEDED +lib(cudart|cublas|cudnn)' >"$work/cuda-needed.txt"; then
+  fail "edgetapd links CUDA libraries itself: $(tr '\n' ' ' <"$work/cuda-needed.txt")"
+else
+  ok "edgetapd links no CUDA library (the CUDA engine is a plugin)"
+fi
+
 section "file lists"
 dpkg-deb --contents "$deb" >"$work/contents.txt"
 dpkg-deb --contents "$data_deb" >"$work/contents-data.txt"
@@ -116,6 +145,11 @@ check_files "$work/contents-data.txt" \
   /usr/share/edgetap/demo/vtest-pedestrians.avi /usr/share/edgetap/demo/README.md \
   /usr/share/doc/edgetap-data/copyright /usr/share/doc/edgetap-data/changelog.gz \
   /usr/share/lintian/overrides/edgetap-data
+if [ "$have_cuda_deb" = yes ]; then
+  dpkg-deb --contents "$cuda_deb" >"$work/contents-cuda.txt"
+  check_files "$work/contents-cuda.txt" "$plugin" \
+    /usr/share/doc/edgetap-cuda/copyright /usr/share/doc/edgetap-cuda/changelog.gz
+fi
 for b in /usr/bin/edgetapd /usr/bin/edgetap; do
   grep -q "^-rwxr-xr-x root/root .* \.$b\$" "$work/contents.txt" && ok "$b is 0755 root:root" || fail "$b is not 0755 root:root"
 done
@@ -279,6 +313,20 @@ if rootdpkg --install "$data_deb" "$deb"; then
   cmp -s "$R/usr/lib/sysusers.d/edgetap.conf" packaging/systemd/edgetap.sysusers &&
     ok "the installed sysusers.d/edgetap.conf is packaging/systemd/edgetap.sysusers" || fail "sysusers.d/edgetap.conf differs"
 
+  # Without edgetap-cuda the programs say so and run on the CPU.
+  "$R/usr/bin/edgetap" --version >"$work/version-cpu.txt" 2>&1
+  grep -q '^cuda engine: the CUDA engine is not installed (package edgetap-cuda' "$work/version-cpu.txt" &&
+    ok "without edgetap-cuda: $(sed -n 2p "$work/version-cpu.txt" | cut -c1-80)..." ||
+    fail "edgetap --version without edgetap-cuda: $(cat "$work/version-cpu.txt")"
+  if [ "$have_cuda_deb" = yes ] && rootdpkg --install "$cuda_deb"; then
+    "$R/usr/bin/edgetap" --version >"$work/version-cuda.txt" 2>&1
+    if grep -Fq "$R$plugin" "$work/version-cuda.txt"; then
+      ok "edgetap finds the installed plugin: $(sed -n 2p "$work/version-cuda.txt")"
+    else
+      fail "edgetap does not find $R$plugin: $(cat "$work/version-cuda.txt")"
+    fi
+  fi
+
   # The installed programs run with this system's libraries.
   [ "$("$R/usr/bin/edgetapd" --version)" = "edgetapd $version" ] && ok "edgetapd --version: edgetapd $version" ||
     fail "edgetapd --version says '$("$R/usr/bin/edgetapd" --version 2>&1)'"
@@ -299,12 +347,15 @@ if rootdpkg --install "$data_deb" "$deb"; then
       fail "reinstall replaced the edited conffile"
     [ "$(status)" = "install ok installed" ] && [ -L "$wants" ] && ok "reinstalled, still enabled" || fail "reinstall: $(status)"
   fi
+  if [ "$have_cuda_deb" = yes ]; then rootdpkg --remove edgetap-cuda || true; fi
   if rootdpkg --remove edgetap; then
     [ "$(status)" = "deinstall ok config-files" ] && ok "removed: $(status)" || fail "status after remove: $(status)"
     [ ! -e "$R/usr/bin/edgetapd" ] && [ -f "$R/etc/edgetap/edgetap.yaml" ] &&
       ok "remove deletes the programs, keeps the configuration" || fail "remove left programs or lost the configuration"
   fi
-  if rootdpkg --purge edgetap edgetap-data; then
+  cuda_purge=()
+  [ "$have_cuda_deb" = yes ] && cuda_purge=(edgetap-cuda)
+  if rootdpkg --purge edgetap edgetap-data "${cuda_purge[@]}"; then
     [ -z "$(status)" ] || [ "$(status)" = "unknown ok not-installed" ] && ok "purged" || fail "status after purge: $(status)"
     [ ! -e "$R/etc/edgetap" ] && ok "purge deletes /etc/edgetap" || fail "purge left $(ls -A "$R/etc/edgetap")"
     [ ! -e "$wants" ] && ok "purge deletes the enable link" || fail "purge left $wants"
@@ -321,4 +372,4 @@ if [ "$failures" -ne 0 ]; then
   echo "test-package: $failures check(s) failed (work files: ${work#"$root"/})" >&2
   exit 1
 fi
-echo "test-package: $deb and $data_deb pass"
+echo "test-package: $deb and $data_deb pass$([ "$have_cuda_deb" = yes ] && echo ", and $cuda_deb")"

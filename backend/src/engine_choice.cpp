@@ -2,14 +2,9 @@
 
 #include <stdexcept>
 
+#include "edgetap/backend/cuda_plugin_loader.hpp"
 #include "edgetap/engine/refined_session.hpp"
 #include "edgetap/engine/support_grid_session.hpp"
-#include "edgetap/kernels/gpu_probe.hpp"
-
-#ifdef EDGETAP_HAVE_GPU_ENGINE
-#include "edgetap/gpu/cuda_session.hpp"
-#include "edgetap/gpu/cuda_template_aligner.hpp"
-#endif
 
 namespace edgetap::backend {
 
@@ -29,48 +24,41 @@ const char* to_string(EngineKind kind) noexcept {
   return "?";
 }
 
-bool have_cuda_engine() noexcept {
-#ifdef EDGETAP_HAVE_GPU_ENGINE
-  return true;
-#else
-  return false;
-#endif
+bool have_cuda_engine() noexcept { return cuda_plugin().plugin != nullptr; }
+
+kernels::GpuProbe probe_gpus() {
+  static const kernels::GpuProbe probe = [] {
+    const LoadedCudaPlugin& loaded = cuda_plugin();
+    if (loaded.plugin != nullptr) return loaded.plugin->probe();
+    kernels::GpuProbe none;
+    none.reason = loaded.error;
+    return none;
+  }();
+  return probe;
 }
 
-bool network_on_gpu() {
-  static const bool usable = have_cuda_engine() && !kernels::probe_gpus().devices.empty();
-  return usable;
-}
+bool network_on_gpu() { return !probe_gpus().devices.empty(); }
 
 namespace {
 
+// Sessions start with room for this many tracks; they grow as tracks are added.
+constexpr int kInitialTrackCapacity = 256;
+
+const CudaEnginePlugin& cuda_engine(EngineKind kind) {
+  const LoadedCudaPlugin& loaded = cuda_plugin();
+  if (loaded.plugin == nullptr) throw std::runtime_error(std::string("engine ") + to_string(kind) + ": " + loaded.error);
+  return *loaded.plugin;
+}
+
 std::unique_ptr<engine::TrackingSession> network_session(EngineKind kind, const engine::Network& network, int iters) {
-  switch (kind) {
-    case EngineKind::cpu:
-      return std::make_unique<engine::StreamingSession>(network, iters);
-#ifdef EDGETAP_HAVE_GPU_ENGINE
-    case EngineKind::cuda_fp32:
-      return std::make_unique<gpu::CudaStreamingSession<float>>(network, 256, iters);
-    case EngineKind::cuda_fp16:
-      return std::make_unique<gpu::CudaStreamingSession<__half>>(network, 256, iters);
-#else
-    case EngineKind::cuda_fp32:
-    case EngineKind::cuda_fp16:
-      break;
-#endif
-  }
-  throw std::runtime_error(std::string("engine ") + to_string(kind) +
-                           ": this build has no CUDA engine (configure with EDGETAP_CUDA=ON where nvcc and "
-                           "cuDNN are found; the core-only preset builds it on a GPU host)");
+  if (kind == EngineKind::cpu) return std::make_unique<engine::StreamingSession>(network, iters);
+  return cuda_engine(kind).make_session(kind == EngineKind::cuda_fp16, network, kInitialTrackCapacity, iters);
 }
 
 // Where the engine's published positions are aligned: beside its network.
 std::unique_ptr<engine::TemplateAligner> aligner_for(EngineKind kind, const engine::TemplateAlignmentConfig& config) {
-#ifdef EDGETAP_HAVE_GPU_ENGINE
-  if (kind != EngineKind::cpu) return std::make_unique<gpu::CudaTemplateAligner>(config);
-#endif
-  (void)kind;
-  return std::make_unique<engine::CpuTemplateAligner>(config);
+  if (kind == EngineKind::cpu) return std::make_unique<engine::CpuTemplateAligner>(config);
+  return cuda_engine(kind).make_aligner(config);
 }
 
 }  // namespace

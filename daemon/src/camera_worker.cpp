@@ -5,6 +5,7 @@
 #include <functional>
 #include <future>
 
+#include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/pipeline/track_message.hpp"
 
@@ -22,6 +23,21 @@ pipeline::FrameQueue::Overflow overflow_for(const config::CameraConfig& camera) 
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// What the rung in force runs and where: "klt on the CPU (OpenCV)", or the
+// network's rung, its weights file and its engine.
+std::string describe_rung(const pipeline::LadderedTracker& ladder, const config::CameraConfig& camera) {
+  const config::Rung& rung = ladder.current_rung();
+  if (rung.tracker == "klt") return std::string(ladder.name()) + " on the CPU (OpenCV)";
+  const std::string model = !rung.model.empty()            ? rung.model
+                            : !camera.edgetap.model.empty() ? camera.edgetap.model
+                                                            : pipeline::bundled_model_path();
+  const kernels::GpuProbe probe = backend::probe_gpus();
+  const std::string engine = probe.devices.empty() ? "the CPU engine"
+                                                   : "the CUDA engine, GPU " + std::to_string(probe.devices.front().index) +
+                                                         " '" + probe.devices.front().name + "'";
+  return std::string(ladder.name()) + " (" + model + ") on " + engine;
 }
 
 std::int64_t now_unix_us() {
@@ -54,6 +70,7 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
     ladder_ = ladder.get();
     governor_ = std::make_unique<pipeline::LatencyGovernor>(camera.governor, camera.budget_ms, ladder->rungs());
     stats_.rung = std::string(ladder->name());
+    stats_.rungs_used.push_back(stats_.rung);
     session_ = std::make_unique<pipeline::TrackSession>(std::move(ladder), pipeline::QuerySeeder(camera.queries));
   }
 }
@@ -68,8 +85,8 @@ void CameraWorker::start() {
     return;
   }
   log_->info("starting: source {} ({}), model size {}x{}, tracker {}, queries {}", camera_.source.uri,
-             config::to_string(camera_.source.kind), camera_.model_width, camera_.model_height, camera_.tracker,
-             config::to_string(camera_.queries.policy));
+             config::to_string(camera_.source.kind), camera_.model_width, camera_.model_height,
+             describe_rung(*ladder_, camera_), config::to_string(camera_.queries.policy));
   std::string error;
   capture_.start(error);  // a failure is in the capture's state; supervise() retries live sources
   thread_ = std::thread([this] { track_loop(); });
@@ -232,8 +249,7 @@ void CameraWorker::govern(double latency_ms) {
   {
     std::lock_guard lock(stats_mutex_);
     ++stats_.rung_changes;
-    stats_.rung = std::string(ladder_->name());
-    stats_.rung_index = ladder_->rung();
+    note_rung_locked();
   }
   log_->warn("rung {} -> {}: {}", from, ladder_->name(), change->reason);
 }
@@ -250,9 +266,17 @@ bool CameraWorker::follow_failover(const std::string& when) {
   std::lock_guard lock(stats_mutex_);
   ++stats_.rung_changes;
   ++stats_.rung_failures;
+  note_rung_locked();
+  return true;
+}
+
+// The rung now in force into the stats (stats_mutex_ held).
+void CameraWorker::note_rung_locked() {
   stats_.rung = std::string(ladder_->name());
   stats_.rung_index = ladder_->rung();
-  return true;
+  if (std::find(stats_.rungs_used.begin(), stats_.rungs_used.end(), stats_.rung) == stats_.rungs_used.end()) {
+    stats_.rungs_used.push_back(stats_.rung);
+  }
 }
 
 void CameraWorker::run_control_tasks() {

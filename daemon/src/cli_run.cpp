@@ -16,6 +16,7 @@
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/daemon/runtime.hpp"
 #include "edgetap/daemon/signals.hpp"
+#include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
 #include "edgetap/pipeline/data_files.hpp"
 #include "edgetap/pipeline/track_strip.hpp"
@@ -31,7 +32,7 @@ With neither --config nor --source it tracks the bundled demo clip.
   --config FILE       a configuration file (see config/edgetap.yaml)
   --source URI        one camera: file://PATH, rtsp://URL, v4l2:///dev/videoN, test:PATTERN
   --grid N            for --source: an N x N grid of query points (default 16)
-  --tracker NAME      for --source: klt (default) or edgetap (the network, bundled model)
+  --tracker NAME      for --source: edgetap (default: the network, bundled model) or klt
   --pace MODE         for --source files: fast (default) or realtime
   --socket PATH       track socket (default: the file's, or $XDG_RUNTIME_DIR/edgetap-run.sock)
   --out DIR           where the annotated strips go (default ./out)
@@ -61,7 +62,7 @@ std::string quick_config(const std::string& source, int grid, const std::string&
 }  // namespace
 
 int run_command(int argc, char** argv) {
-  std::string config_path, source, socket_path, pace = "fast", out_dir = "out", tracker = "klt";
+  std::string config_path, source, socket_path, pace = "fast", out_dir = "out", tracker = "edgetap";
   int grid = 16;
   double duration = 0;
   for (int i = 1; i < argc; ++i) {
@@ -120,7 +121,7 @@ int run_command(int argc, char** argv) {
   }
 
   auto log = daemon::make_logger("run");
-  log->info("{}", kernels::describe_backend_choice(kernels::probe_gpus()));
+  log->info("{}", kernels::describe_backend_choice(backend::probe_gpus()));
   std::map<std::string, pipeline::TrackStrip> strips;
   for (const auto& camera : config.cameras) strips.emplace(camera.name, pipeline::TrackStrip());
   daemon::Runtime runtime(config, [&](const config::CameraConfig& camera) -> daemon::FrameObserver {

@@ -4,6 +4,9 @@
 #include <string>
 
 #include "cli.hpp"
+#include "edgetap/backend/cuda_plugin_loader.hpp"
+#include "edgetap/backend/engine_choice.hpp"
+#include "edgetap/kernels/gpu_probe.hpp"
 
 namespace {
 
@@ -29,6 +32,10 @@ int main(int argc, char** argv) {
   if (command == "eval") return edgetap::cli::eval_command(argc - 1, argv + 1);
   if (command == "--version") {
     std::puts("edgetap " EDGETAP_VERSION);
+    // Which engines this installation has: the CUDA engine plugin and the backend it gives.
+    const edgetap::backend::LoadedCudaPlugin& plugin = edgetap::backend::cuda_plugin();
+    std::printf("cuda engine: %s\n", plugin.plugin != nullptr ? (plugin.path + " (loaded)").c_str() : plugin.error.c_str());
+    std::printf("%s\n", edgetap::kernels::describe_backend_choice(edgetap::backend::probe_gpus()).c_str());
     return 0;
   }
   if (command == "--help" || command == "-h") {

@@ -1,6 +1,7 @@
 #include "edgetap/daemon/runtime.hpp"
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/fmt/ranges.h>
 
 #include <algorithm>
 
@@ -175,6 +176,10 @@ std::string format_summary(const std::vector<CameraStats>& stats) {
                        s.state, s.frames_captured, s.frames_tracked, s.queue_drops, fps, s.points, s.tracks_lost,
                        s.reconnects, s.tracker_ms_mean, s.latency_ms_mean);
     if (!s.error.empty()) out += fmt::format("  {}: {}\n", s.name, s.error);
+    if (!s.rungs_used.empty()) {
+      out += fmt::format("  {} rungs: {} (now {}, {} changes)\n", s.name, fmt::join(s.rungs_used, ", "), s.rung,
+                         s.rung_changes);
+    }
   }
   return out;
 }

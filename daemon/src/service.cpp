@@ -10,6 +10,7 @@
 #include "edgetap/config/load.hpp"
 #include "edgetap/daemon/control_commands.hpp"
 #include "edgetap/daemon/logging.hpp"
+#include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
 
 namespace edgetap::daemon {
@@ -68,7 +69,7 @@ int Service::run() {
     return config::kExitBadConfig;
   }
   log_->info("edgetapd {} starting: {} camera(s) from {}", EDGETAP_VERSION, config.cameras.size(), config_path_);
-  log_->info("{}", kernels::describe_backend_choice(kernels::probe_gpus()));
+  log_->info("{}", kernels::describe_backend_choice(backend::probe_gpus()));
 
   runtime_ = std::make_unique<Runtime>(config);
   std::string error;

@@ -43,6 +43,31 @@ std::string model_label(const std::string& model) {
   return stem.rfind("edgetap", 0) == 0 ? stem : "edgetap-" + stem;
 }
 
+// The default ladder. klt: klt alone. edgetap on the CPU: the camera's model
+// (edgetap-small unless it names one) at full size, then smaller inputs and
+// fewer iterations, then half the frames, then klt. On a GPU every network
+// rung is FP16, and a camera that names no model starts with the bundled
+// edgetap-large (full size, then 0.75x with 2 iterations) before edgetap-small.
+std::vector<config::Rung> default_ladder(const config::CameraConfig& camera, bool gpu) {
+  if (camera.tracker == "klt") return {klt_rung()};
+  const int w = camera.model_width, h = camera.model_height;
+  std::vector<config::Rung> ladder;
+  if (gpu && camera.edgetap.model.empty()) {
+    const std::string large = bundled_large_model_path();
+    ladder.push_back(edgetap_rung(w, h));
+    ladder.push_back(edgetap_rung(scaled_side(w, 0.75), scaled_side(h, 0.75), 2));
+    for (config::Rung& rung : ladder) rung.model = large;
+  }
+  ladder.push_back(edgetap_rung(w, h));
+  ladder.push_back(edgetap_rung(scaled_side(w, 0.75), scaled_side(h, 0.75), 2));
+  ladder.push_back(edgetap_rung(scaled_side(w, 0.5), scaled_side(h, 0.5), 1, 256, 2));
+  if (gpu) {
+    for (config::Rung& rung : ladder) rung.precision = "fp16";
+  }
+  ladder.push_back(klt_rung());
+  return ladder;
+}
+
 }  // namespace
 
 std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped) {
@@ -52,30 +77,13 @@ std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std
 std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped,
                                          bool gpu) {
   std::vector<config::Rung> ladder = camera.ladder;
-  if (ladder.empty()) {
-    if (camera.tracker == "klt") {
-      ladder.push_back(klt_rung());
-    } else {
-      // Full size, then smaller inputs and fewer iterations, then half the frames, then klt.
-      // On a GPU, FP16 comes first among the cheaper settings: the same size in half
-      // precision, and the smaller rungs in half precision too.
-      const int w = camera.model_width, h = camera.model_height;
-      ladder.push_back(edgetap_rung(w, h));
-      if (gpu) ladder.push_back(edgetap_rung(w, h));
-      ladder.push_back(edgetap_rung(scaled_side(w, 0.75), scaled_side(h, 0.75), 2));
-      ladder.push_back(edgetap_rung(scaled_side(w, 0.5), scaled_side(h, 0.5), 1, 256, 2));
-      if (gpu) {
-        for (std::size_t i = 1; i < ladder.size(); ++i) ladder[i].precision = "fp16";
-      }
-      ladder.push_back(klt_rung());
-    }
-  }
+  if (ladder.empty()) ladder = default_ladder(camera, gpu);
   std::vector<config::Rung> usable;
   for (config::Rung rung : ladder) {
     if (rung.width == 0) rung.width = camera.model_width;
     if (rung.height == 0) rung.height = camera.model_height;
     if (rung.precision == "fp16" && !gpu) {
-      skipped.push_back(rung_name(rung, camera) + " (fp16 needs a CUDA device: " + kernels::probe_gpus().reason + ")");
+      skipped.push_back(rung_name(rung, camera) + " (fp16 needs a CUDA device: " + backend::probe_gpus().reason + ")");
       continue;
     }
     usable.push_back(rung);

@@ -16,6 +16,10 @@ std::string bundled_model_path() {
   return find_data_file("models/edgetap-small.safetensors", "models/edgetap-small.safetensors");
 }
 
+std::string bundled_large_model_path() {
+  return find_data_file("models/edgetap-large.safetensors", "models/edgetap-large.safetensors");
+}
+
 std::shared_ptr<const engine::Network> ModelCache::get(const std::string& weights_path, std::string& error) {
   std::lock_guard lock(mutex_);
   if (auto network = loaded_[weights_path].lock()) return network;

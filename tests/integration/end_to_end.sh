@@ -19,6 +19,7 @@ publisher: {socket: $work/tracks.sock}
 control: {socket: $work/control.sock}
 metrics: {listen: ""}
 defaults:
+  tracker: klt
   model_size: [128, 96]
   queries: {grid: [6, 4]}
 cameras:

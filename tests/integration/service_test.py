@@ -30,7 +30,7 @@ def free_port():
 
 def camera(name, pattern, size="[128, 96]"):
     return (f"  - name: {name}\n    source: test:{pattern}?width=320&height=240&fps=20&speed=1\n"
-            f"    model_size: {size}\n    queries: {{grid: [4, 3]}}\n")
+            f"    tracker: klt\n    model_size: {size}\n    queries: {{grid: [4, 3]}}\n")
 
 
 class Notifications:

@@ -88,7 +88,7 @@ Motion measure_motion(const config::CameraConfig& camera, std::uint64_t max_fram
 TEST(Capture, LiveTestPatternScrollsAtItsKnownSpeed) {
   // pinwheel scrolled 2 px/frame to the left at 320x240, tracked at 160x120: -1 px/frame.
   const auto camera = camera_from_yaml(
-      "{name: live, source: 'test:pinwheel?width=320&height=240&fps=30&speed=2', model_size: [160, 120],"
+      "{name: live, tracker: klt, source: 'test:pinwheel?width=320&height=240&fps=30&speed=2', model_size: [160, 120],"
       " queries: {policy: features, features: {count: 60, min_distance: 6}}}");
   const Motion m = measure_motion(camera, 45, 20s);
   ASSERT_GE(m.frames, 45u);
@@ -108,7 +108,7 @@ TEST(Capture, EncodedVideoFileDecodesAndIsTracked) {
   ASSERT_EQ(test::write_mjpeg_avi(path, frames, 30), "");
 
   const auto camera = camera_from_yaml(
-      "{name: file, source: 'file://moving.avi', model_size: [160, 120], capture: {pace: fast, at_eof: stop},"
+      "{name: file, tracker: klt, source: 'file://moving.avi', model_size: [160, 120], capture: {pace: fast, at_eof: stop},"
       " queries: {grid: [8, 6]}}",
       dir.path().string());
   const Motion m = measure_motion(camera, 1000, 30s);
@@ -121,7 +121,7 @@ TEST(Capture, EncodedVideoFileDecodesAndIsTracked) {
 
 TEST(Capture, RtspStreamFromARealServerIsTracked) {
   test::RtspServer server;
-  const auto camera = camera_from_yaml("{name: ipcam, source: '" + server.url() +
+  const auto camera = camera_from_yaml("{name: ipcam, tracker: klt, source: '" + server.url() +
                                        "', model_size: [320, 240],"
                                        " queries: {policy: features, features: {count: 60, min_distance: 8}}}");
   const Motion m = measure_motion(camera, 30, 30s);
@@ -131,12 +131,12 @@ TEST(Capture, RtspStreamFromARealServerIsTracked) {
 }
 
 TEST(Capture, PipelineDescriptionsPerSourceKind) {
-  const auto live = camera_from_yaml("{name: a, source: 'test:ball?fps=5', model_size: [64, 48]}");
+  const auto live = camera_from_yaml("{name: a, tracker: klt, source: 'test:ball?fps=5', model_size: [64, 48]}");
   EXPECT_EQ(pipeline::pipeline_description(live),
             "videotestsrc is-live=true pattern=ball horizontal-speed=0 ! video/x-raw,width=640,height=480,framerate=5/1"
             " ! videoconvert name=convert ! videoscale add-borders=false ! video/x-raw,format=RGB,width=64,height=48,"
             "pixel-aspect-ratio=1/1 ! appsink name=sink max-buffers=1 drop=false sync=true");
-  const auto file = camera_from_yaml("{name: b, source: 'file:///a \"b\".mp4', capture: {pace: fast}}");
+  const auto file = camera_from_yaml("{name: b, tracker: klt, source: 'file:///a \"b\".mp4', capture: {pace: fast}}");
   const std::string d = pipeline::pipeline_description(file);
   EXPECT_NE(d.find("filesrc location=\"/a \\\"b\\\".mp4\" ! decodebin"), std::string::npos) << d;
   EXPECT_NE(d.find("sync=false"), std::string::npos) << d;
@@ -149,7 +149,7 @@ TEST(Capture, FileLoopsAtEndWhenAsked) {
   for (int t = 0; t < 8; ++t) frames.push_back(test::crop_frame(texture, t, 0, 160, 120, t));
   ASSERT_EQ(test::write_mjpeg_avi(dir.file("short.avi"), frames, 30), "");
   const auto camera = camera_from_yaml(
-      "{name: loop, source: 'file://short.avi', model_size: [80, 60], capture: {pace: fast, at_eof: loop}}",
+      "{name: loop, tracker: klt, source: 'file://short.avi', model_size: [80, 60], capture: {pace: fast, at_eof: loop}}",
       dir.path().string());
   // Three times the file's length arrives: the file was played again from the start.
   const Motion m = measure_motion(camera, 24, 30s);

@@ -27,7 +27,7 @@ std::string config_with_model(const test::TempDir& dir, const std::string& model
          "cameras:\n"
          "  - {name: net, source: 'test:pinwheel?width=160&height=120&fps=30', tracker: edgetap,"
          " edgetap: {model: '" + model + "'}}\n"
-         "  - {name: plain, source: 'test:ball?width=160&height=120&fps=30'}\n";
+         "  - {name: plain, tracker: klt, source: 'test:ball?width=160&height=120&fps=30'}\n";
 }
 
 // Runs the configuration until `messages` messages arrived; returns the cameras seen and the last 'net' message.

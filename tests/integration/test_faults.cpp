@@ -23,9 +23,9 @@ void expect_failure_isolated(const std::string& bad_source, const std::string& e
   test::TempDir dir;
   const std::string yaml = "publisher: {socket: '" + dir.file("t.sock") +
                            "'}\ncameras:\n"
-                           "  - {name: healthy, source: 'test:pinwheel?width=160&height=120&fps=30', model_size: [80, 60],"
+                           "  - {name: healthy, tracker: klt, source: 'test:pinwheel?width=160&height=120&fps=30', model_size: [80, 60],"
                            " queries: {grid: [4, 4]}}\n"
-                           "  - {name: broken, source: '" + bad_source + "', capture: {retry: {initial_ms: 100}}}\n";
+                           "  - {name: broken, tracker: klt, source: '" + bad_source + "', capture: {retry: {initial_ms: 100}}}\n";
   daemon::Runtime runtime(config::load_string(yaml, "t.yaml", dir.path().string()));
   std::string error;
   ASSERT_TRUE(runtime.start(error)) << error;
@@ -77,8 +77,8 @@ TEST(Faults, RtspCameraRecoversAfterTheServerRestarts) {
   const std::string url = "rtsp://127.0.0.1:" + std::to_string(port) + "/test";
   const std::string yaml = "publisher: {socket: '" + dir.file("t.sock") +
                            "'}\ndefaults: {model_size: [80, 60], queries: {grid: [4, 4]}}\ncameras:\n"
-                           "  - {name: steady, source: 'test:pinwheel?width=160&height=120&fps=30'}\n"
-                           "  - {name: ipcam, source: '" + url +
+                           "  - {name: steady, tracker: klt, source: 'test:pinwheel?width=160&height=120&fps=30'}\n"
+                           "  - {name: ipcam, tracker: klt, source: '" + url +
                            "', capture: {retry: {initial_ms: 200, max_ms: 1000}, stall_timeout_s: 2}}\n";
   daemon::Runtime runtime(config::load_string(yaml, "t.yaml", dir.path().string()));
   std::string error;

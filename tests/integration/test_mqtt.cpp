@@ -123,8 +123,8 @@ std::string config_yaml(const test::TempDir& dir, int port, const std::string& m
          "mqtt: {enabled: true, host: 127.0.0.1, port: " + std::to_string(port) +
          ", client_id: box1, retry: {initial_ms: 200, max_ms: 1000}" + mqtt_extra + "}\n" +
          "defaults: {model_size: [80, 60], queries: {grid: [3, 3]}}\n"
-         "cameras:\n  - {name: yard, source: 'test:pinwheel?width=160&height=120&fps=30'}\n"
-         "  - {name: quiet, source: 'test:ball?width=160&height=120&fps=30', publish: {mqtt: false}}\n";
+         "cameras:\n  - {name: yard, tracker: klt, source: 'test:pinwheel?width=160&height=120&fps=30'}\n"
+         "  - {name: quiet, tracker: klt, source: 'test:ball?width=160&height=120&fps=30', publish: {mqtt: false}}\n";
 }
 
 }  // namespace

@@ -256,7 +256,7 @@ TEST(Ladder, TwoCamerasShareTheGateAndOnlyTheOverloadedOneStepsDown) {
   EXPECT_EQ(light.changes, 0);
 }
 
-TEST(Ladder, TheDefaultEdgetapLadderStepsToHalfPrecisionOnAGpu) {
+TEST(Ladder, TheDefaultEdgetapLadderStartsWithTheLargeModelInHalfPrecisionOnAGpu) {
   config::CameraConfig camera;
   camera.tracker = "edgetap";
   camera.model_width = 320;
@@ -271,9 +271,19 @@ TEST(Ladder, TheDefaultEdgetapLadderStepsToHalfPrecisionOnAGpu) {
   for (const config::Rung& r : pipeline::resolve_ladder(camera, skipped, true)) {
     gpu_names.push_back(pipeline::rung_name(r, camera));
   }
-  EXPECT_EQ(gpu_names, (std::vector<std::string>{"edgetap-fp32-320x256", "edgetap-fp16-320x256",
-                                                  "edgetap-fp16-224x192-i2", "edgetap-fp16-160x128-i1-p256-s2", "klt"}));
+  EXPECT_EQ(gpu_names, (std::vector<std::string>{"edgetap-large-fp16-320x256", "edgetap-large-fp16-224x192-i2",
+                                                  "edgetap-fp16-320x256", "edgetap-fp16-224x192-i2",
+                                                  "edgetap-fp16-160x128-i1-p256-s2", "klt"}));
   EXPECT_TRUE(skipped.empty());
+  // A camera that names its own model keeps it on every network rung, in FP16 on a GPU.
+  camera.edgetap.model = "/models/mine.safetensors";
+  std::vector<std::string> own_names;
+  for (const config::Rung& r : pipeline::resolve_ladder(camera, skipped, true)) {
+    own_names.push_back(pipeline::rung_name(r, camera));
+    EXPECT_TRUE(r.model.empty()) << "the camera's own model, not the bundled large one";
+  }
+  EXPECT_EQ(own_names, (std::vector<std::string>{"edgetap-fp16-320x256", "edgetap-fp16-224x192-i2",
+                                                  "edgetap-fp16-160x128-i1-p256-s2", "klt"}));
 }
 
 TEST(Ladder, Fp16RungsAreLeftOutWithTheReasonWhereNoGpuRunsTheNetwork) {

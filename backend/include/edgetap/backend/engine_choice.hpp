@@ -1,7 +1,8 @@
 // Which engine runs the network: the CPU reference or the CUDA engine in FP32
-// or FP16 storage (only in builds with the gpu library). The one place that
-// knows whether this build has the CUDA engine: the daemon's trackers and
-// edgetap-trace-run make their sessions here.
+// or FP16 storage (the plugin libedgetap-cuda.so, loaded at start-up where it
+// is installed: cuda_plugin_loader.hpp). The one place that knows whether the
+// CUDA engine is here: the daemon's trackers and edgetap-trace-run make their
+// sessions here.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "edgetap/engine/streaming_session.hpp"
 #include "edgetap/engine/tracking_session.hpp"
+#include "edgetap/kernels/gpu_probe.hpp"
 
 namespace edgetap::backend {
 
@@ -18,10 +20,13 @@ enum class EngineKind { cpu, cuda_fp32, cuda_fp16 };
 // "cpu", "cuda-fp32" or "cuda-fp16"; nullopt for anything else.
 std::optional<EngineKind> engine_named(const std::string& name);
 const char* to_string(EngineKind kind) noexcept;
-// Whether this build has the CUDA engine.
+// Whether the CUDA engine plugin is installed and loads (of this build).
 bool have_cuda_engine() noexcept;
-// Whether the network runs on a GPU: this build has the CUDA engine and a
-// usable CUDA device was found (asked once per process).
+// The CUDA devices the engine can use, asked once per process through the
+// plugin; without it, none, and the reason (the plugin absent, refused, or
+// unable to load its CUDA libraries).
+kernels::GpuProbe probe_gpus();
+// Whether the network runs on a GPU: the plugin loaded and found a device.
 bool network_on_gpu();
 
 // How a session publishes its positions.

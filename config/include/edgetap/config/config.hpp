@@ -116,7 +116,7 @@ struct CameraConfig {
   Source source;
   int model_width = 256;        // model_size: [width, height]
   int model_height = 256;
-  std::string tracker = "klt";  // tracker: klt | edgetap
+  std::string tracker = "edgetap";  // tracker: edgetap (the network) | klt
   QuerySettings queries;
   KltSettings klt;
   EdgeTapSettings edgetap;
@@ -132,11 +132,14 @@ struct CameraConfig {
 struct PublisherConfig {                              // key: publisher
   std::string socket_path = "/run/edgetap/tracks.sock";  // socket
   int subscriber_queue = 256;                         // subscriber_queue: messages per subscriber
+  int max_subscribers = 64;                           // max_subscribers: more are refused
+  std::string group;                                  // group: the socket file's group ("" = the daemon's)
   bool operator==(const PublisherConfig&) const = default;
 };
 
 struct ControlConfig {                                // key: control
   std::string socket_path = "/run/edgetap/control.sock";  // socket: JSON-lines control socket ("" = off)
+  std::string group;                                  // group: the socket file's group ("" = the daemon's)
   bool operator==(const ControlConfig&) const = default;
 };
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace edgetap::daemon {
 
@@ -21,6 +22,7 @@ struct CameraStats {
   std::uint64_t tracks_lost = 0;
   std::uint64_t reconnects = 0;   // pipeline restarts after an error, end or stall
   std::string rung;               // the degradation rung in force
+  std::vector<std::string> rungs_used;  // every rung in force so far, in the order first used
   int rung_index = 0;             // 0 = the best rung
   std::uint64_t rung_changes = 0;     // by the governor and by fail-overs
   std::uint64_t rung_failures = 0;    // rungs left because their tracker failed

@@ -70,6 +70,7 @@ class CameraWorker {
   void track_one(const pipeline::Frame& frame, std::vector<TrackPoint>& points);
   void track_and_publish(const pipeline::Frame& frame, std::vector<TrackPoint>& points);
   bool follow_failover(const std::string& when);
+  void note_rung_locked();
   void supervise();
   void run_control_tasks();
   PointsChange run_on_tracking_thread(std::function<PointsChange()> task, std::chrono::milliseconds timeout);

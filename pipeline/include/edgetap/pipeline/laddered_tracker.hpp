@@ -60,6 +60,7 @@ class LadderedTracker final : public Tracker {
 
   int rungs() const noexcept { return static_cast<int>(rungs_.size()); }
   int rung() const noexcept { return current_; }
+  const config::Rung& current_rung() const noexcept { return rungs_[static_cast<std::size_t>(current_)]; }
   int stride() const noexcept { return rungs_[static_cast<std::size_t>(current_)].stride; }
   // Moves to `rung`, keeping ids and positions; false (staying put) with `error`
   // on failure, or for a rung that failed before.

@@ -18,6 +18,8 @@ namespace edgetap::pipeline {
 // The model shipped with EdgeTAP: $EDGETAP_DATA_DIR/models, then
 // /usr/share/edgetap/models, then the source tree's models/.
 std::string bundled_model_path();
+// The bundled edgetap-large: where a GPU runs the network, the default ladder's first rungs.
+std::string bundled_large_model_path();
 
 class ModelCache {
  public:
