@@ -15,7 +15,7 @@ runs=${FUZZ_RUNS:-20000}
 long_s=""
 [ "${1:-}" = "--long" ] && long_s=${2:?"--long needs a number of seconds per target"}
 
-cmake --preset fuzz >/dev/null
+cmake --preset fuzz
 cmake --build --preset fuzz -j2
 
 artifacts=build/fuzz/artifacts
