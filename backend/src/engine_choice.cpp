@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "edgetap/backend/cuda_plugin_loader.hpp"
+#include "edgetap/backend/fault_injection.hpp"
 #include "edgetap/engine/refined_session.hpp"
 #include "edgetap/engine/support_grid_session.hpp"
 
@@ -52,7 +53,8 @@ const CudaEnginePlugin& cuda_engine(EngineKind kind) {
 
 std::unique_ptr<engine::TrackingSession> network_session(EngineKind kind, const engine::Network& network, int iters) {
   if (kind == EngineKind::cpu) return std::make_unique<engine::StreamingSession>(network, iters);
-  return cuda_engine(kind).make_session(kind == EngineKind::cuda_fp16, network, kInitialTrackCapacity, iters);
+  return with_injected_fault(
+      cuda_engine(kind).make_session(kind == EngineKind::cuda_fp16, network, kInitialTrackCapacity, iters));
 }
 
 // Where the engine's published positions are aligned: beside its network.
