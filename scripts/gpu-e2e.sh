@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# edgetapd end to end on a GPU host: capture -> queue -> CUDA session ->
+# governor -> publisher in one process, as a subscriber sees it.
+#
+#   scripts/gpu-e2e.sh bundle        here (Debian 12, CUDA toolkit): builds edgetapd and the CUDA
+#                                    engine plugin into build/e2e and packs them with the libraries
+#                                    and GStreamer plugins a bare GPU host lacks into
+#                                    build/e2e/bundle.tar.xz (carry that path to the host)
+#   scripts/gpu-e2e.sh run OUT_DIR   there, from the source tree's root: unpacks the bundle and runs
+#                                    the scenarios below, a summary in OUT_DIR/summary.txt
+#
+# Scenarios (each camera 30 fps, 32 x 32 = 1,024 points, the default GPU ladder:
+# edgetap-large FP16 first, budget 33 ms, two subscribers):
+#   one   1 camera (the GPU memory of one camera and of the process)
+#   four  3 test patterns + the bundled clip looped: latency p50/p99, frames tracked
+#         against captured, rung changes, GPU memory per added camera
+#   many  16 cameras: the governor steps down, track ids kept across rung changes
+#   fault 4 cameras, EDGETAP_INJECT_CUDA_FAULT=600: one camera's session fails after
+#         20 s; it falls back one rung and publishes again, the others keep their rate
+# E2E_SECONDS (default 60) is each scenario's length, E2E_POINTS_SIDE (32) the grid's
+# side, E2E_SCENARIOS (default "one four many fault") which run.
+# On a host without a GPU, EDGETAP_CUDA_PLUGIN naming another plugin (the test
+# suite's stand-in) runs the same scenarios on the CPU engine, to try the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+bundle=$root/build/e2e/bundle.tar.xz
+
+# Libraries the GPU host has of its own (glibc, the C++ runtime, NVIDIA's).
+host_has='^(libc|libm|libdl|librt|libpthread|ld-linux-x86-64|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libcudnn[a-z_]*|libnvidia-[a-z-]*)\.so'
+# The GStreamer plugins the test patterns and the bundled clip need.
+gst_plugins="coreelements playback typefindfunctions videotestsrc videoconvertscale videoconvert videoscale app avi jpeg"
+
+pack() {
+  cmake -S . -B build/e2e -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDGETAP_CUDA=ON -DEDGETAP_BUILD_TESTS=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="75-real;90-real" >/dev/null
+  ninja -C build/e2e edgetapd edgetap_cuda_plugin
+  local stage=build/e2e/stage multiarch gst_dir
+  multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+  gst_dir=/usr/lib/$multiarch/gstreamer-1.0
+  rm -rf "$stage" && mkdir -p "$stage/lib" "$stage/gst"
+  cp build/e2e/daemon/edgetapd build/e2e/lib/edgetap/libedgetap-cuda.so "$stage/"
+  for p in $gst_plugins; do [ -f "$gst_dir/libgst$p.so" ] && cp "$gst_dir/libgst$p.so" "$stage/gst/"; done
+  cp "/usr/lib/$multiarch/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner" "$stage/"
+  # The closure of everything above, less what the host has.
+  for f in "$stage"/edgetapd "$stage"/libedgetap-cuda.so "$stage"/gst/*.so "$stage"/gst-plugin-scanner; do
+    ldd "$f" | awk '/=> \// { print $3 }'
+  done | sort -u | while read -r lib; do
+    basename "$lib" | grep -Eq "$host_has" || cp -L "$lib" "$stage/lib/"
+  done
+  strip --strip-unneeded "$stage"/edgetapd "$stage"/libedgetap-cuda.so "$stage"/lib/*.so* "$stage"/gst/*.so 2>/dev/null || true
+  tar -C "$stage" -cJf "$bundle" .
+  echo "gpu-e2e: $(du -h "$bundle" | cut -f1) in ${bundle#"$root"/} ($(ls "$stage/lib" | wc -l) libraries)"
+}
+
+# camera NAME SOURCE: one camera of a scenario's configuration.
+camera() {
+  printf '  - {name: %s, source: "%s"}\n' "$1" "$2"
+}
+
+# configuration N: N cameras, the first three test patterns and the bundled clip, repeating.
+configuration() {
+  local n=$1 side=${E2E_POINTS_SIDE:-32} i
+  local patterns=(ball smpte pinwheel snow)
+  cat <<YAML
+publisher: {socket: "$work/tracks.sock", subscriber_queue: 1024}
+control: {socket: "$work/control.sock"}
+metrics: {listen: ""}
+defaults:
+  tracker: edgetap
+  model_size: [256, 256]
+  budget_ms: 33
+  queries: {policy: grid, grid: [$side, $side], reseed: true}
+  capture: {pace: realtime, at_eof: loop, queue: 4}
+cameras:
+YAML
+  for ((i = 0; i < n; ++i)); do
+    if ((i % 4 == 3)); then
+      camera "cam$i" "file://$root/assets/demo/vtest-pedestrians.avi"
+    else
+      camera "cam$i" "test:${patterns[i % 4]}?width=640&height=480&fps=30&speed=2"
+    fi
+  done
+}
+
+gpu_memory_mib() {  # the daemon's GPU memory (MiB), or "" where nvidia-smi cannot tell
+  command -v nvidia-smi >/dev/null || return 0
+  nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
+    awk -F', ' -v pid="$1" '$1 == pid { print $2 }'
+}
+
+control() {  # control REQUEST: one request on the control socket, the reply on stdout
+  python3 - "$work/control.sock" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile().readline().strip())
+PY
+}
+
+# scenario NAME CAMERAS [ENV...]: runs edgetapd with the cameras for E2E_SECONDS and two subscribers.
+scenario() {
+  local name=$1 n=$2 seconds=${E2E_SECONDS:-60} pid split=""
+  shift 2
+  work=$out/$name
+  mkdir -p "$work"
+  configuration "$n" >"$work/edgetap.yaml"
+  [ "$name" = fault ] && split=20
+  env "$@" "${runner[@]}" "$work/edgetap.yaml" >"$work/edgetapd.log" 2>&1 &
+  pid=$!
+  python3 scripts/e2e_subscriber.py --socket "$work/tracks.sock" --seconds "$seconds" --out "$work/seen.json" \
+    ${split:+--split-after "$split"} &
+  local first=$!
+  python3 scripts/e2e_subscriber.py --socket "$work/tracks.sock" --seconds "$seconds" --out "$work/seen-2.json" &
+  local second=$!
+  sleep $((seconds / 2))
+  gpu_memory_mib "$pid" >"$work/gpu-mib.txt" || true
+  wait "$first" "$second" || true
+  control '{"cmd": "stats"}' >"$work/stats.json" || true
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" || echo "edgetapd ($name) exited with status $?" >>"$work/edgetapd.log"
+  python3 - "$work" "$name" "$n" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+work, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+seen = json.load(open(f"{work}/seen.json"))
+stats = {c["name"]: c for c in json.load(open(f"{work}/stats.json")).get("cameras", [])}
+mem = open(f"{work}/gpu-mib.txt").read().strip()
+print(f"== {name}: {n} cameras; daemon GPU memory {mem or '?'} MiB")
+for cam, s in seen.items():
+    st = stats.get(cam, {})
+    line = (f"{cam}: {s['messages']} msgs, {s.get('fps') or 0:.1f} fps, latency p50 {s['latency_ms_p50']:.1f} "
+            f"p99 {s['latency_ms_p99']:.1f} ms, tracked {st.get('frames_tracked', '?')} of "
+            f"{st.get('frames_captured', '?')} captured, rung changes {st.get('rung_changes', '?')} "
+            f"(failures {st.get('rung_failures', '?')}), rungs {' -> '.join(s['rungs'])}, "
+            f"longest gap {s['longest_gap_s']:.2f} s")
+    if s["ids_lost_at_rung_change"]:
+        line += f", IDS LOST at {s['ids_lost_at_rung_change']}"
+    if "fps_before_split" in s:
+        line += f", fps before/after the fault {s['fps_before_split'] or 0:.1f}/{s['fps_after_split'] or 0:.1f}"
+    print(line)
+PY
+  grep -E "failed|error" "$work/edgetapd.log" | head -5 | tee -a "$out/summary.txt" || true
+}
+
+run() {
+  out=$(realpath -m "$1")
+  mkdir -p "$out"
+  local unpacked=/tmp/edgetap-e2e
+  rm -rf "$unpacked" && mkdir -p "$unpacked" && tar -C "$unpacked" -xJf "$bundle"
+  export LD_LIBRARY_PATH=$unpacked/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export GST_PLUGIN_SYSTEM_PATH=$unpacked/gst GST_PLUGIN_SCANNER=$unpacked/gst-plugin-scanner
+  export GST_REGISTRY=$unpacked/registry.bin EDGETAP_DATA_DIR=$root
+  export EDGETAP_CUDA_PLUGIN=${EDGETAP_CUDA_PLUGIN:-$unpacked/libedgetap-cuda.so}
+  runner=("$unpacked/edgetapd" --allow-root --config)
+  "$unpacked/edgetapd" --help | grep -q -- --allow-root || runner=("$unpacked/edgetapd" --config)
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/summary.txt"
+  for name in ${E2E_SCENARIOS:-one four many fault}; do
+    case "$name" in
+      one) scenario one 1 ;;
+      four) scenario four 4 ;;
+      many) scenario many 16 ;;
+      fault) scenario fault 4 EDGETAP_INJECT_CUDA_FAULT=600 ;;
+      *) echo "gpu-e2e: unknown scenario $name" >&2; exit 2 ;;
+    esac
+  done
+}
+
+case "${1:-}" in
+  bundle) pack ;;
+  run) [ $# -eq 2 ] || { echo "usage: scripts/gpu-e2e.sh run OUT_DIR" >&2; exit 2; }; run "$2" ;;
+  *) echo "usage: scripts/gpu-e2e.sh bundle | run OUT_DIR" >&2; exit 2 ;;
+esac
