@@ -63,8 +63,9 @@ fi
 
 section "build dependencies: every library install-deps.sh builds with is in Build-Depends"
 # Not needed in Build-Depends: libraries only the test suite links against (the
-# package builds without tests), and dpkg-dev (build-essential brings it).
-not_build_depends="libgtest-dev libgmock-dev libgstrtspserver-1.0-dev dpkg-dev"
+# package builds without tests) or the fuzzers (libclang-rt-14-dev), and dpkg-dev
+# (build-essential brings it).
+not_build_depends="libgtest-dev libgmock-dev libgstrtspserver-1.0-dev libclang-rt-14-dev dpkg-dev"
 build_depends=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' packaging/debian/control)
 for p in $(sed -n '/^BUILD_PACKAGES=(/,/^)/p' scripts/install-deps.sh | tr -d '()' | sed 's/BUILD_PACKAGES=//'); do
   case "$p" in *-dev) ;; *) continue ;; esac
