@@ -1,5 +1,5 @@
 // edgetap: the command-line tool (run a configuration or a quick source, tail
-// the track socket, check a configuration file).
+// the track socket, drive the daemon's control socket, check a configuration file).
 #include <cstdio>
 #include <string>
 
@@ -16,6 +16,7 @@ Commands:
   run           track a configuration or a single source until it ends (Ctrl-C stops);
                 with no arguments, tracks the bundled demo clip
   tail          subscribe to a track socket and print what arrives
+  ctl           drive edgetapd through its control socket: list, stats, add-point, remove-point
   check-config  validate a configuration file (exit 78 when it is bad)
   eval          score a tracker on datasets with ground truth, or on clips without
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   const std::string command = argc > 1 ? argv[1] : "";
   if (command == "run") return edgetap::cli::run_command(argc - 1, argv + 1);
   if (command == "tail") return edgetap::cli::tail_command(argc - 1, argv + 1);
+  if (command == "ctl") return edgetap::cli::ctl_command(argc - 1, argv + 1);
   if (command == "check-config") return edgetap::cli::check_config_command(argc - 1, argv + 1);
   if (command == "eval") return edgetap::cli::eval_command(argc - 1, argv + 1);
   if (command == "--version") {

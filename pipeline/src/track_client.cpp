@@ -20,6 +20,7 @@ void TrackClient::close() {
 bool TrackClient::connect(const std::string& socket_path, std::string& error) {
   sockaddr_un addr{};
   if (socket_path.size() >= sizeof(addr.sun_path)) {
+    error_number_ = ENAMETOOLONG;
     error = "socket path too long: " + socket_path;
     return false;
   }
@@ -27,7 +28,8 @@ bool TrackClient::connect(const std::string& socket_path, std::string& error) {
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    error = "cannot connect to " + socket_path + ": " + std::strerror(errno);
+    error_number_ = errno;
+    error = "cannot connect to " + socket_path + ": " + std::strerror(error_number_);
     close();
     return false;
   }

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""The edgetap command line as an operator meets it: `edgetap ctl` against a
+running edgetapd (list, stats, add-point, remove-point, --json, exit status),
+and its messages when the socket is missing or closed to the user.
+
+usage: cli_test.py EDGETAPD EDGETAP
+"""
+import grp
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+EDGETAP = sys.argv.pop(2) if len(sys.argv) > 2 else "edgetap"
+EDGETAPD = sys.argv.pop(1) if len(sys.argv) > 1 else "edgetapd"
+AS_ROOT = ["--allow-root"] if os.geteuid() == 0 else []
+NOBODY = 65534
+
+
+def edgetap(*args, user=None, timeout=30):
+    """Runs edgetap ARGS (as uid/gid `user` with no other groups when given)."""
+    command = [EDGETAP, *args]
+    if user is not None:
+        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+
+class Workdir(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        os.chmod(self.dir, 0o755)  # other users may look in (the permission tests)
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+
+class CtlTest(Workdir):
+    """edgetap ctl against a running daemon with one klt camera."""
+
+    def setUp(self):
+        super().setUp()
+        self.control = self.path("control.sock")
+        self.config = self.path("edgetap.yaml")
+        with open(self.config, "w") as f:
+            f.write(f"publisher: {{socket: {self.path('tracks.sock')}}}\ncontrol: {{socket: {self.control}}}\n"
+                    "metrics: {listen: ''}\ncameras:\n"
+                    "  - name: north\n    source: test:pinwheel?width=320&height=240&fps=20&speed=1\n"
+                    "    tracker: klt\n    model_size: [128, 96]\n    queries: {grid: [4, 3]}\n")
+        self.log = open(self.path("daemon.log"), "w+")
+        self.addCleanup(self.log.close)
+        self.daemon = subprocess.Popen([EDGETAPD, "--config", self.config, *AS_ROOT], stdout=self.log,
+                                       stderr=subprocess.STDOUT)
+        self.addCleanup(self.stop)
+        self.wait_tracking()
+
+    def stop(self):
+        if self.daemon.poll() is None:
+            self.daemon.terminate()
+            self.daemon.wait(10)
+
+    def wait_tracking(self):
+        """Until the camera has tracked a frame (add-point needs one)."""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            done = edgetap("ctl", "--socket", self.control, "--json", "stats")
+            if done.returncode == 0 and json.loads(done.stdout)["cameras"][0]["frames_tracked"] > 0:
+                return
+            time.sleep(0.2)
+        self.log.seek(0)
+        self.fail("the camera tracked no frame within 20 s; daemon log:\n" + self.log.read())
+
+    def ctl(self, *args):
+        return edgetap("ctl", "--socket", self.control, *args)
+
+    def test_list_shows_a_table(self):
+        done = self.ctl("list")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        header, row = done.stdout.splitlines()
+        self.assertEqual(header.split(), ["NAME", "STATE", "TRACKER", "MODEL", "QUERIES", "POINTS", "SOURCE"])
+        self.assertEqual(row.split()[:5], ["north", "running", "klt", "128x96", "grid"], done.stdout)
+
+    def test_json_prints_the_reply(self):
+        done = self.ctl("--json", "list")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        reply = json.loads(done.stdout)
+        self.assertTrue(reply["ok"])
+        self.assertEqual(reply["cameras"][0]["name"], "north")
+
+    def test_socket_from_the_configuration(self):
+        done = edgetap("ctl", "--config", self.config, "stats")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.startswith("north: running,"), done.stdout)
+        self.assertIn("track socket:", done.stdout)
+
+    def test_stats_of_one_camera(self):
+        done = self.ctl("stats", "--camera", "north")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.startswith("north: running,"), done.stdout)
+        self.assertIn("frames:", done.stdout)
+        self.assertNotIn("track socket:", done.stdout)
+        raw = json.loads(self.ctl("--json", "stats", "--camera", "north").stdout)
+        self.assertEqual([c["name"] for c in raw["cameras"]], ["north"])
+        missing = self.ctl("stats", "--camera", "gate")
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn("no camera named 'gate' (cameras: north)", missing.stderr)
+
+    def test_add_and_remove_points(self):
+        added = self.ctl("add-point", "north", "door", "40", "30", "sill", "60.5", "70")
+        self.assertEqual(added.returncode, 0, added.stderr)
+        self.assertEqual(added.stdout.strip(), "added 2 point(s) to north: door sill")
+        removed = self.ctl("remove-point", "north", "door")
+        self.assertEqual(removed.returncode, 0, removed.stderr)
+        self.assertEqual(removed.stdout.strip(), "removed 1 point(s) from north: door")
+        again = self.ctl("remove-point", "north", "door")
+        self.assertEqual(again.returncode, 1, "a rejected id is a failure")
+        self.assertIn("rejected door:", again.stdout)
+
+    def test_daemon_errors_exit_non_zero(self):
+        done = self.ctl("add-point", "gate", "door", "1", "2")
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("edgetap ctl: add-point: no camera named 'gate'", done.stderr)
+        raw = self.ctl("--json", "remove-point", "gate", "door")
+        self.assertEqual(raw.returncode, 1)
+        self.assertFalse(json.loads(raw.stdout)["ok"])
+
+    def test_usage_errors(self):
+        for args, message in [(["add-point", "north", "door", "1"], "add-point needs CAMERA and then ID X Y"),
+                              (["add-point", "north", "door", "1", "y"], "Y must be a number of source pixels, not 'y'"),
+                              (["remove-point", "north"], "remove-point needs CAMERA and at least one ID"),
+                              (["frobnicate"], "unknown command 'frobnicate'"),
+                              ([], "which command?")]:
+            done = self.ctl(*args)
+            self.assertEqual(done.returncode, 2, args)
+            self.assertIn(message, done.stderr)
+
+
+def listening_socket(path, group):
+    """A listening Unix socket at `path`, mode 0660, owned by root:`group`."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen()
+    os.chown(path, 0, grp.getgrnam(group).gr_gid)
+    os.chmod(path, 0o660)
+    return server
+
+
+class SocketProblemsTest(Workdir):
+    """What ctl says when the socket is missing or closed to the user."""
+
+    def test_missing_socket(self):
+        for command, key in [("ctl", "control.socket")]:
+            path = self.path("nowhere/edgetap.sock")
+            done = edgetap(command, "--socket", path, *(["list"] if command == "ctl" else []))
+            self.assertEqual(done.returncode, 1, command)
+            self.assertIn(f"cannot connect to {path}: No such file or directory", done.stderr)
+            self.assertIn(f"its directory {self.path('nowhere')} does not exist either", done.stderr)
+            self.assertIn("is edgetapd running? (`systemctl status edgetapd`)", done.stderr)
+            self.assertIn(key, done.stderr)
+
+    def test_closed_socket(self):
+        path = self.path("stale.sock")
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        server.close()  # the file stays, nothing listens
+        done = edgetap("ctl", "--socket", path, "list")
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("Connection refused: the socket file is there but nothing listens on it", done.stderr)
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root to act as another user")
+    def test_permission_denied_names_the_group(self):
+        group = "edgetap" if "edgetap" in [g.gr_name for g in grp.getgrall()] else "root"
+        path = self.path("tracks.sock")
+        server = listening_socket(path, group)
+        self.addCleanup(server.close)
+        for command in ["ctl"]:
+            done = edgetap(command, "--socket", path, *(["list"] if command == "ctl" else []), user=NOBODY)
+            self.assertEqual(done.returncode, 1, command)
+            self.assertIn(f"cannot connect to {path}: Permission denied", done.stderr)
+            self.assertIn(f"{path} is open to members of group '{group}', and user 'nobody' is not one", done.stderr)
+            self.assertIn(f"`sudo adduser $USER {group}`", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
