@@ -10,6 +10,7 @@
 #include "cli.hpp"
 #include "edgetap/pipeline/track_client.hpp"
 #include "edgetap/daemon/option_numbers.hpp"
+#include "edgetap/daemon/socket_paths.hpp"
 
 namespace edgetap::cli {
 namespace {
@@ -22,6 +23,9 @@ Subscribes to the track socket and prints one line per message.
   --count N       exit after N track messages
   --raw           print the JSON lines as received
   --wait SEC      keep trying to connect for up to SEC seconds (default 0)
+The socket is open to the daemon's group (edgetap for the packaged service):
+join it with `sudo adduser $USER edgetap` and log in again. A connection that
+fails says why and what to do.
 )";
 
 std::string summarise(const nlohmann::json& m) {
@@ -70,7 +74,8 @@ int tail_command(int argc, char** argv) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_seconds);
   while (!client.connect(socket_path, error)) {
     if (std::chrono::steady_clock::now() >= give_up) {
-      std::fprintf(stderr, "edgetap tail: %s\n", error.c_str());
+      std::fprintf(stderr, "edgetap tail: %s\n",
+                   daemon::connect_problem(socket_path, client.error_number(), "publisher.socket").c_str());
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

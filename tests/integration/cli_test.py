@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The edgetap command line as an operator meets it: `edgetap ctl` against a
 running edgetapd (list, stats, add-point, remove-point, --json, exit status),
-and its messages when the socket is missing or closed to the user.
+and the messages of `edgetap ctl` and `edgetap tail` when the socket is missing
+or closed to the user.
 
 usage: cli_test.py EDGETAPD EDGETAP
 """
@@ -151,10 +152,10 @@ def listening_socket(path, group):
 
 
 class SocketProblemsTest(Workdir):
-    """What ctl says when the socket is missing or closed to the user."""
+    """What ctl and tail say when the socket is missing or closed to the user."""
 
     def test_missing_socket(self):
-        for command, key in [("ctl", "control.socket")]:
+        for command, key in [("ctl", "control.socket"), ("tail", "publisher.socket")]:
             path = self.path("nowhere/edgetap.sock")
             done = edgetap(command, "--socket", path, *(["list"] if command == "ctl" else []))
             self.assertEqual(done.returncode, 1, command)
@@ -168,7 +169,7 @@ class SocketProblemsTest(Workdir):
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(path)
         server.close()  # the file stays, nothing listens
-        done = edgetap("ctl", "--socket", path, "list")
+        done = edgetap("tail", "--socket", path)
         self.assertEqual(done.returncode, 1)
         self.assertIn("Connection refused: the socket file is there but nothing listens on it", done.stderr)
 
@@ -178,7 +179,7 @@ class SocketProblemsTest(Workdir):
         path = self.path("tracks.sock")
         server = listening_socket(path, group)
         self.addCleanup(server.close)
-        for command in ["ctl"]:
+        for command in ["ctl", "tail"]:
             done = edgetap(command, "--socket", path, *(["list"] if command == "ctl" else []), user=NOBODY)
             self.assertEqual(done.returncode, 1, command)
             self.assertIn(f"cannot connect to {path}: Permission denied", done.stderr)
