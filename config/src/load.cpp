@@ -208,6 +208,38 @@ void check_rung_sizes(YamlReader& r, const YAML::Node& node, const YAML::Node& d
   }
 }
 
+WrittenAt position_of(const YAML::Node& node, std::string key) {
+  const YAML::Mark mark = node.IsDefined() ? node.Mark() : YAML::Mark::null_mark();
+  return {mark.is_null() ? 0 : mark.line + 1, mark.is_null() ? 0 : mark.column + 1, std::move(key)};
+}
+
+// Records in `out` where camera `index`'s model and size settings were written (see Config::written).
+void note_written(const YAML::Node& camera, const YAML::Node& defaults, const std::string& where, std::size_t index,
+                  const CameraConfig& cam, std::map<std::string, WrittenAt>& out) {
+  const std::string prefix = "cameras[" + std::to_string(index) + "].";
+  const auto note = [&](const std::string& key, std::initializer_list<const char*> keys) {
+    if (const YAML::Node own = find_path(camera, keys.begin(), keys.end())) {
+      out[prefix + key] = position_of(own, where + "." + key);
+    } else if (const YAML::Node inherited = find_path(defaults, keys.begin(), keys.end())) {
+      out[prefix + key] = position_of(inherited, "defaults." + key);
+    } else {
+      out[prefix + key] = position_of(camera, where + "." + key);
+    }
+  };
+  note("model_size", {"model_size"});
+  note("edgetap.model", {"edgetap", "model"});
+  const char* const ladder_key[] = {"ladder"};
+  const bool own_ladder = static_cast<bool>(camera["ladder"]);
+  const YAML::Node ladder = find_path(own_ladder ? camera : defaults, ladder_key, ladder_key + 1);
+  for (std::size_t j = 0; j < cam.ladder.size() && ladder.IsSequence() && j < ladder.size(); ++j) {
+    const std::string rung_key = "ladder[" + std::to_string(j) + "].";
+    for (const std::string key : {"size", "model"}) {
+      const YAML::Node node = ladder[j][key];
+      if (node) out[prefix + rung_key + key] = position_of(node, (own_ladder ? where : "defaults") + "." + rung_key + key);
+    }
+  }
+}
+
 void read_camera(YamlReader& r, const YAML::Node& node, const YAML::Node& defaults, const std::string& path,
                  const std::string& base_dir, CameraConfig& cam) {
   std::vector<std::string> keys = kSettingKeys;
@@ -290,6 +322,8 @@ Config parse(const YAML::Node& root, YamlReader& r, const std::string& name, con
       r.problem(cameras[i]["name"], "cameras[" + std::to_string(i) + "].name",
                 "duplicate camera name '" + cam.name + "' (first defined on line " + std::to_string(it->second) + ")");
     }
+    const std::string where = "cameras[" + std::to_string(i) + "] (camera '" + cam.name + "')";
+    note_written(cameras[i], defaults_node, where, config.cameras.size(), cam, config.written);
     config.cameras.push_back(std::move(cam));
   }
   return config;

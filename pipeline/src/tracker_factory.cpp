@@ -24,6 +24,10 @@ std::shared_ptr<const engine::Network> ModelCache::get(const std::string& weight
   std::lock_guard lock(mutex_);
   if (auto network = loaded_[weights_path].lock()) return network;
   const std::string config_path = std::filesystem::path(weights_path).replace_extension(".json").string();
+  if (!std::filesystem::exists(weights_path)) {  // named first: the loader opens the .json first
+    error = "cannot load the edgetap model: no file " + weights_path;
+    return nullptr;
+  }
   try {
     auto network = std::make_shared<const engine::Network>(engine::load_network(weights_path, config_path));
     loaded_[weights_path] = network;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The edgetap command line as an operator meets it: `edgetap ctl` against a
 running edgetapd (list, stats, add-point, remove-point, --json, exit status),
-and the messages of `edgetap ctl` and `edgetap tail` when the socket is missing
-or closed to the user.
+the messages of `edgetap ctl` and `edgetap tail` when the socket is missing or
+closed to the user, and `edgetap check-config` failing what start-up would.
 
 usage: cli_test.py EDGETAPD EDGETAP
 """
@@ -185,6 +185,33 @@ class SocketProblemsTest(Workdir):
             self.assertIn(f"cannot connect to {path}: Permission denied", done.stderr)
             self.assertIn(f"{path} is open to members of group '{group}', and user 'nobody' is not one", done.stderr)
             self.assertIn(f"`sudo adduser $USER {group}`", done.stderr)
+
+
+class CheckConfigTest(Workdir):
+    """edgetap check-config fails what start-up would fail: the models a camera runs."""
+
+    def check(self, settings):
+        with open(self.path("edgetap.yaml"), "w") as f:
+            f.write("cameras:\n  - name: gate\n    source: test:ball\n    tracker: edgetap\n" + settings)
+        return edgetap("check-config", self.path("edgetap.yaml"))
+
+    def test_the_bundled_model_at_a_good_size(self):
+        done = self.check("    model_size: [320, 224]\n")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("edgetap.yaml: ok, 1 camera(s)", done.stdout)
+
+    def test_model_size_not_a_multiple_of_32(self):
+        done = self.check("    model_size: [320, 250]\n")
+        self.assertEqual(done.returncode, 78, done.stdout)
+        self.assertRegex(done.stderr, r"edgetap\.yaml:5:17: cameras\[0\] \(camera 'gate'\)\.model_size: 320x250 does "
+                                      r"not suit the edgetap model \S+edgetap-small\.safetensors: both sides must be "
+                                      r"multiples of 32 \(e\.g\. 320x256\)")
+
+    def test_a_missing_model_names_the_safetensors(self):
+        done = self.check("    edgetap:\n      model: weights/mine.safetensors\n")
+        self.assertEqual(done.returncode, 78, done.stdout)
+        self.assertIn(f"edgetap.yaml:6:14: cameras[0] (camera 'gate').edgetap.model: no model file "
+                      f"{self.path('weights/mine.safetensors')}", done.stderr)
 
 
 if __name__ == "__main__":

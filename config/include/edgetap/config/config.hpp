@@ -3,6 +3,7 @@
 // named in its comment (see config/edgetap.yaml for the reference).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -167,8 +168,20 @@ struct MqttConfig {                         // key: mqtt
   bool operator==(const MqttConfig&) const = default;
 };
 
+// Where a setting was written, for the checks made after loading (edgetap
+// check-config's model checks), so that they too name file, line and key.
+struct WrittenAt {
+  int line = 0;     // 1-based; 0: unknown
+  int column = 0;   // 1-based
+  std::string key;  // as messages name it: "cameras[0] (camera 'gate').edgetap.model", "defaults.model_size"
+};
+
 struct Config {
   std::string path;             // the file it came from ("<string>" when parsed from text)
+  // By "cameras[I].KEY", for KEY model_size, edgetap.model, ladder[J].size and ladder[J].model:
+  // in the camera, else in defaults (inherited); model_size and edgetap.model always (a
+  // built-in default: the camera's own line), a rung's keys where the rung has them.
+  std::map<std::string, WrittenAt> written;
   PublisherConfig publisher;
   ControlConfig control;
   MetricsConfig metrics;
