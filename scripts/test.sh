@@ -16,7 +16,7 @@ esac
 scripts/install-deps.sh
 cmake --preset "$preset"
 cmake --build --preset "$preset"
-ctest --preset "$preset" -j2
+ctest --preset "$preset" -j2 -LE soak   # the soak (label soak, 10 min) runs by hand: tests/soak/soak.py
 EDGETAP_PACKAGE_TEST=1 ctest --preset "$preset" -L package   # packaging/test-package.sh: builds and tests the .deb
 if [ "$preset" = cpu ]; then
   scripts/fuzz.sh
