@@ -390,6 +390,10 @@ Config load_string(const std::string& text, const std::string& name, const std::
   return config;
 }
 
+std::optional<Source> parse_source(const std::string& uri, const std::string& base_dir, std::string& error) {
+  return detail::parse_source(uri, base_dir, error);
+}
+
 Config load_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError({{path, 0, 0, "", "cannot read the file (missing or not readable)"}});

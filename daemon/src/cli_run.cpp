@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "cli.hpp"
@@ -31,13 +32,16 @@ Tracks until every source ends (files), the duration passes, or Ctrl-C.
 With neither --config nor --source it tracks the bundled demo clip.
   --config FILE       a configuration file (see config/edgetap.yaml)
   --source URI        one camera: file://PATH, rtsp://URL, v4l2:///dev/videoN, test:PATTERN
-  --grid N            for --source: an N x N grid of query points (default 16)
+  --grid N            for --source: an N x N grid of query points, 1..256 (default 16)
   --tracker NAME      for --source: edgetap (default: the network, bundled model) or klt
   --pace MODE         for --source files: fast (default) or realtime
+                      (--source, --grid, --tracker, --pace: not with --config, set them in FILE)
   --socket PATH       track socket (default: the file's, or $XDG_RUNTIME_DIR/edgetap-run.sock)
   --out DIR           where the annotated strips go (default ./out)
   --duration SEC      stop after SEC seconds
   --log-level LEVEL   trace, debug, info (default), warn, error
+Exit status: 0 when a camera ran, 1 when every camera failed, 2 on a bad flag,
+78 on a bad configuration.
 )";
 
 std::string default_socket() {
@@ -59,15 +63,44 @@ std::string quick_config(const std::string& source, int grid, const std::string&
          ", " + std::to_string(grid) + "]}\n    capture: {pace: " + pace + ", at_eof: stop, queue: 8}\n";
 }
 
+// The one-camera flags, checked here so that a bad one is named as the flag it is (a
+// problem found in the YAML made from them would name a file the user never wrote).
+// `quick_flags` are those given among --source, --grid, --tracker and --pace.
+bool check_quick_flags(const std::string& config_path, const std::string& quick_flags, const std::string& source,
+                       const std::string& tracker, const std::string& pace) {
+  const auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "edgetap run: %s\n", message.c_str());
+    return false;
+  };
+  if (!config_path.empty() && !quick_flags.empty()) {
+    return fail("--config FILE cannot go with " + quick_flags + ", which make a one-camera run (set those in FILE)");
+  }
+  if (tracker != "edgetap" && tracker != "klt") return fail("--tracker must be edgetap or klt, not '" + tracker + "'");
+  if (pace != "fast" && pace != "realtime") return fail("--pace must be fast or realtime, not '" + pace + "'");
+  if (source.empty()) return true;
+  std::string error;
+  const std::optional<config::Source> parsed =
+      config::parse_source(source, std::filesystem::current_path().string(), error);
+  if (!parsed) return fail("--source: " + error);
+  if (parsed->kind == config::SourceKind::file && !std::filesystem::is_regular_file(parsed->location)) {
+    return fail("--source: no file " + parsed->location);
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_command(int argc, char** argv) {
   std::string config_path, source, socket_path, pace = "fast", out_dir = "out", tracker = "edgetap";
+  std::string quick_flags;  // those given of --source, --grid, --tracker, --pace
   int grid = 16;
   double duration = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
+    if (has_value && (arg == "--source" || arg == "--grid" || arg == "--tracker" || arg == "--pace")) {
+      quick_flags += (quick_flags.empty() ? "" : ", ") + arg;
+    }
     if (arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -97,6 +130,8 @@ int run_command(int argc, char** argv) {
       return 2;
     }
   }
+
+  if (!check_quick_flags(config_path, quick_flags, source, tracker, pace)) return 2;
 
   daemon::SignalWaiter signals({SIGINT, SIGTERM});
   config::Config config;

@@ -2,7 +2,8 @@
 """The edgetap command line as an operator meets it: `edgetap ctl` against a
 running edgetapd (list, stats, add-point, remove-point, --json, exit status),
 the messages of `edgetap ctl` and `edgetap tail` when the socket is missing or
-closed to the user, and `edgetap check-config` failing what start-up would.
+closed to the user, `edgetap check-config` failing what start-up would, and
+`edgetap run` naming a bad flag.
 
 usage: cli_test.py EDGETAPD EDGETAP
 """
@@ -212,6 +213,28 @@ class CheckConfigTest(Workdir):
         self.assertEqual(done.returncode, 78, done.stdout)
         self.assertIn(f"edgetap.yaml:6:14: cameras[0] (camera 'gate').edgetap.model: no model file "
                       f"{self.path('weights/mine.safetensors')}", done.stderr)
+
+
+class RunFlagsTest(Workdir):
+    """edgetap run names a bad one-camera flag as the flag, not as a line of a file."""
+
+    def run_with(self, *args):
+        done = edgetap("run", "--out", self.path("out"), "--duration", "5", *args)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertNotRegex(done.stderr, r"--source:\d+:\d+")  # a position in a file nobody wrote
+        return done.stderr
+
+    def test_bad_values(self):
+        self.assertEqual(self.run_with("--tracker", "kltt"), "edgetap run: --tracker must be edgetap or klt, not 'kltt'\n")
+        self.assertEqual(self.run_with("--pace", "slow"), "edgetap run: --pace must be fast or realtime, not 'slow'\n")
+        self.assertIn("edgetap run: --source: unsupported source 'camera1'", self.run_with("--source", "camera1"))
+        self.assertEqual(self.run_with("--source", f"file://{self.path('none.avi')}"),
+                         f"edgetap run: --source: no file {self.path('none.avi')}\n")
+
+    def test_one_camera_flags_do_not_go_with_a_file(self):
+        self.assertEqual(self.run_with("--config", self.path("edgetap.yaml"), "--tracker", "klt", "--grid", "4"),
+                         "edgetap run: --config FILE cannot go with --tracker, --grid, which make a one-camera run "
+                         "(set those in FILE)\n")
 
 
 if __name__ == "__main__":

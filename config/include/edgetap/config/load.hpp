@@ -2,6 +2,7 @@
 // collected and reported together, each naming file, line, key and range.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,5 +37,9 @@ class ConfigError : public std::runtime_error {
 Config load_file(const std::string& path);
 // `name` is used in messages; relative file:// sources resolve against `base_dir`.
 Config load_string(const std::string& text, const std::string& name, const std::string& base_dir);
+
+// A camera's `source` string read as the loader reads it (file://PATH, rtsp://URL,
+// v4l2:///dev/videoN, test:PATTERN); nullopt with `error` when it is bad.
+std::optional<Source> parse_source(const std::string& uri, const std::string& base_dir, std::string& error);
 
 }  // namespace edgetap::config
