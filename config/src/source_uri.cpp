@@ -67,13 +67,50 @@ bool parse_test(std::string_view spec, Source& source, std::string& error) {
   return true;
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A file URI's path with its percent-escapes decoded (RFC 3986: "%20" is a space,
+// "%25" a '%'); nullopt with `error` for a '%' not followed by two hex digits, or
+// for "%00" (no file name holds a NUL byte).
+std::optional<std::string> percent_decoded(std::string_view text, std::string& error) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    const int high = i + 1 < text.size() ? hex_digit(text[i + 1]) : -1;
+    const int low = i + 2 < text.size() ? hex_digit(text[i + 2]) : -1;
+    if (high < 0 || low < 0) {
+      error = "malformed percent-escape '" + std::string(text.substr(i, 3)) +
+              "' in the file:// path: '%' starts an escape of two hex digits, such as %20 for a space; "
+              "write %25 for a '%' itself";
+      return std::nullopt;
+    }
+    if (high == 0 && low == 0) {
+      error = "the file:// path holds %00, a NUL byte, which no file name can hold";
+      return std::nullopt;
+    }
+    out += static_cast<char>(high * 16 + low);
+    i += 2;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Source> parse_source(const std::string& uri, const std::string& base_dir, std::string& error) {
   Source source;
   source.uri = uri;
   if (starts_with(uri, "file://")) {
-    std::filesystem::path path(uri.substr(7));
+    const std::optional<std::string> decoded = percent_decoded(std::string_view(uri).substr(7), error);
+    if (!decoded) return std::nullopt;
+    std::filesystem::path path(*decoded);
     if (path.empty()) {
       error = "file:// needs a path";
       return std::nullopt;

@@ -1,5 +1,6 @@
 // Parses a camera's `source` string into a Source.
-//   file://PATH            a video file (relative paths resolve against base_dir)
+//   file://PATH            a video file (relative paths resolve against base_dir);
+//                          percent-escapes are decoded (my%20clip.avi is "my clip.avi")
 //   rtsp://... rtsps://... an RTSP stream
 //   v4l2:///dev/videoN or /dev/videoN   a V4L2 device
 //   test:PATTERN[?width=W&height=H&fps=F&speed=S]   a videotestsrc pattern

@@ -215,6 +215,18 @@ class CheckConfigTest(Workdir):
                       f"{self.path('weights/mine.safetensors')}", done.stderr)
 
 
+class PercentEncodedFileTest(Workdir):
+    """A file:// URI as file managers write it: my%20clip.avi is "my clip.avi"."""
+
+    def test_run_tracks_a_file_named_with_percent_escapes(self):
+        clip = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../assets/demo/vtest-pedestrians.avi")
+        shutil.copy(clip, self.path("my clip.avi"))
+        done = edgetap("run", "--source", f"file://{self.dir}/my%20clip.avi", "--tracker", "klt", "--grid", "2",
+                       "--duration", "5", "--out", self.path("out"), "--socket", self.path("run.sock"), timeout=60)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn(f"wrote {self.path('out')}/demo-tracks.png", done.stdout)
+
+
 class RunFlagsTest(Workdir):
     """edgetap run names a bad one-camera flag as the flag, not as a line of a file."""
 
@@ -228,6 +240,7 @@ class RunFlagsTest(Workdir):
         self.assertEqual(self.run_with("--tracker", "kltt"), "edgetap run: --tracker must be edgetap or klt, not 'kltt'\n")
         self.assertEqual(self.run_with("--pace", "slow"), "edgetap run: --pace must be fast or realtime, not 'slow'\n")
         self.assertIn("edgetap run: --source: unsupported source 'camera1'", self.run_with("--source", "camera1"))
+        self.assertIn("edgetap run: --source: malformed percent-escape", self.run_with("--source", "file:///a%zz.avi"))
         self.assertEqual(self.run_with("--source", f"file://{self.path('none.avi')}"),
                          f"edgetap run: --source: no file {self.path('none.avi')}\n")
 
