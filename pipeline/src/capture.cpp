@@ -106,7 +106,10 @@ bool Capture::start(std::string& error) {
     return GST_FLOW_OK;
   };
   gst_app_sink_set_callbacks(GST_APP_SINK(gst->sink), &callbacks, this, nullptr);
-  gst_ = std::move(gst);
+  {
+    std::lock_guard lock(gst_mutex_);
+    gst_ = std::move(gst);
+  }
 
   stopping_ = false;
   last_activity_ns_ = now_steady_ns();
@@ -121,6 +124,9 @@ bool Capture::start(std::string& error) {
 }
 
 void Capture::on_sample(void* sample_ptr) {
+  // The streaming threads come from GLib's thread pool and are reused from one pipeline to
+  // the next; GLib's own locks (futexes) order them, which ThreadSanitizer cannot see.
+  std::lock_guard lock(gst_mutex_);
   auto* sample = static_cast<GstSample*>(sample_ptr);
   GstBuffer* buffer = gst_sample_get_buffer(sample);
   GstVideoInfo info;
@@ -206,6 +212,7 @@ void Capture::stop() {
   // Halt before releasing: reset() clears gst_ before the destructor runs, and a streaming
   // thread still delivering a sample would read it (on_sample).
   if (gst_) gst_->halt();
+  std::lock_guard lock(gst_mutex_);  // after halt(): no callback runs, none waits for it
   gst_.reset();
 }
 

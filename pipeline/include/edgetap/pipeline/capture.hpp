@@ -54,6 +54,9 @@ class Capture {
   FrameQueue& queue_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Gst> gst_;
+  // Held by on_sample (a GStreamer streaming thread); start() and stop() take it to hand
+  // gst_ over, so that the hand-over is ordered by a C++ lock and not only by GStreamer's.
+  std::mutex gst_mutex_;
   std::thread bus_thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<CaptureState> state_{CaptureState::idle};
