@@ -17,6 +17,7 @@
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/daemon/runtime.hpp"
 #include "edgetap/daemon/signals.hpp"
+#include "edgetap/daemon/socket_paths.hpp"
 #include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
 #include "edgetap/pipeline/data_files.hpp"
@@ -153,6 +154,16 @@ int run_command(int argc, char** argv) {
     config.publisher.socket_path = socket_path;
   } else if (config_path.empty()) {
     config.publisher.socket_path = default_socket();
+  }
+
+  // The file's socket is often the service's, in /run/edgetap, which exists under systemd only.
+  const std::string problem =
+      socket_path.empty() && !config_path.empty()
+          ? daemon::socket_directory_problem(config.publisher.socket_path, "publisher.socket", "--socket", config_path)
+          : "";
+  if (!problem.empty()) {
+    std::fprintf(stderr, "edgetap run: %s\n", problem.c_str());
+    return 1;
   }
 
   auto log = daemon::make_logger("run");

@@ -10,11 +10,13 @@
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/daemon/service.hpp"
 #include "edgetap/daemon/signals.hpp"
+#include "edgetap/daemon/socket_paths.hpp"
 #include "edgetap/daemon/option_numbers.hpp"
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: edgetapd [--config FILE] [--log-level LEVEL] [--stats-every SEC]
+constexpr const char* kUsage = R"(usage: edgetapd [--config FILE] [--socket PATH] [--control-socket PATH]
+                [--log-level LEVEL] [--stats-every SEC]
 
 Runs the EdgeTAP point-tracking daemon in the foreground: one capture pipeline
 and tracker per camera of FILE, every frame's tracks published on the track
@@ -22,6 +24,13 @@ socket (publisher.socket) and, when enabled, over MQTT; a JSON-lines control
 socket (control.socket); Prometheus /metrics and /healthz (metrics.listen).
 
   --config FILE      configuration (default /etc/edgetap/edgetap.yaml)
+  --socket PATH      the track socket, in place of publisher.socket of FILE
+  --control-socket PATH
+                     the control socket, in place of control.socket of FILE
+                     (both hold over reloads; /run/edgetap, the defaults'
+                     directory, exists under the systemd service only: run by
+                     hand, give paths in a directory you can write, such as
+                     $XDG_RUNTIME_DIR)
   --log-level LEVEL  trace, debug, info (default), warn, error, critical, off
   --stats-every SEC  log a per-camera summary every SEC seconds (default 60, 0 = never)
   --help, --version
@@ -38,6 +47,7 @@ int main(int argc, char** argv) {
   using namespace edgetap;
   std::string config_path = "/etc/edgetap/edgetap.yaml";
   int stats_every = 60;
+  daemon::SocketOverrides sockets;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -49,6 +59,10 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--config" && has_value) {
       config_path = argv[++i];
+    } else if (arg == "--socket" && has_value) {
+      sockets.track_socket = argv[++i];
+    } else if (arg == "--control-socket" && has_value) {
+      sockets.control_socket = argv[++i];
     } else if (arg == "--log-level" && has_value) {
       if (!daemon::set_log_level(argv[++i])) {
         std::fprintf(stderr, "edgetapd: unknown log level '%s'\n", argv[i]);
@@ -62,6 +76,6 @@ int main(int argc, char** argv) {
     }
   }
   daemon::SignalWaiter signals({SIGINT, SIGTERM, SIGHUP});
-  daemon::Service service(config_path, stats_every, signals);
+  daemon::Service service(config_path, stats_every, signals, sockets);
   return service.run();
 }

@@ -17,9 +17,10 @@ namespace edgetap::daemon {
 
 using namespace std::chrono;
 
-Service::Service(std::string config_path, int stats_every_s, SignalWaiter& signals)
+Service::Service(std::string config_path, int stats_every_s, SignalWaiter& signals, SocketOverrides sockets)
     : config_path_(std::move(config_path)),
       stats_every_s_(stats_every_s),
+      sockets_(std::move(sockets)),
       signals_(signals),
       log_(make_logger("daemon")) {}
 
@@ -67,6 +68,11 @@ int Service::run() {
     std::fprintf(stderr, "%s\n", e.what());
     log_->critical("bad configuration in {}; not starting", config_path_);
     return config::kExitBadConfig;
+  }
+  sockets_.apply(config);
+  if (const auto problems = socket_directory_problems(config); !problems.empty()) {
+    for (const std::string& problem : problems) log_->critical("{}", problem);
+    return 1;
   }
   log_->info("edgetapd {} starting: {} camera(s) from {}", EDGETAP_VERSION, config.cameras.size(), config_path_);
   log_->info("{}", kernels::describe_backend_choice(backend::probe_gpus()));
@@ -116,6 +122,7 @@ void Service::reload() {
     notifier_.ready("reload rejected (" + e.problems().front().to_string() + "); " + status_line());
     return;
   }
+  sockets_.apply(next);
   ReloadSummary summary;
   std::string error;
   if (!runtime_->apply(next, summary, error) || !start_endpoints(next, error)) {

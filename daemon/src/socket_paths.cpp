@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -92,6 +93,11 @@ std::string missing_hint(const std::string& path, const std::string& config_key)
 
 }  // namespace
 
+void SocketOverrides::apply(config::Config& config) const {
+  if (!track_socket.empty()) config.publisher.socket_path = track_socket;
+  if (!control_socket.empty()) config.control.socket_path = control_socket;
+}
+
 std::string connect_problem(const std::string& path, int error_number, const std::string& config_key) {
   std::string message = "cannot connect to " + path + ": " + std::strerror(error_number);
   std::string hint;
@@ -102,6 +108,42 @@ std::string connect_problem(const std::string& path, int error_number, const std
            "(`systemctl status edgetapd`, `journalctl -u edgetapd`)";
   }
   return hint.empty() ? message : message + ": " + hint;
+}
+
+std::string socket_directory_problem(const std::string& path, const std::string& config_key, const std::string& flag,
+                                     const std::string& config_path) {
+  if (path.empty()) return "";
+  const std::string dir = directory_of(path);
+  struct stat st{};
+  std::string problem;
+  if (::stat(dir.c_str(), &st) != 0) {
+    const int stat_errno = errno;
+    problem = "its directory " + dir +
+              (stat_errno == ENOENT ? " does not exist" : std::string(" cannot be looked at: ") + std::strerror(stat_errno));
+    if (dir == "/run/edgetap") problem += " (systemd makes it for the edgetapd service: RuntimeDirectory=edgetap)";
+  } else if (!S_ISDIR(st.st_mode)) {
+    problem = dir + " is not a directory";
+  } else if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    problem = "user '" + user_name() + "' cannot create files in " + dir + " (" + std::strerror(errno) + ")";
+  } else {
+    return "";
+  }
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+  const std::string writable = runtime != nullptr && *runtime != '\0' ? runtime : "/tmp";
+  return "cannot create the socket " + path + " (" + config_key + "): " + problem +
+         "; to run outside the service, pass " + flag + " " + writable + "/" +
+         std::filesystem::path(path).filename().string() + " (or set " + config_key + " in " + config_path +
+         ") for a directory you can write";
+}
+
+std::vector<std::string> socket_directory_problems(const config::Config& config) {
+  std::vector<std::string> problems;
+  for (const std::string& problem :
+       {socket_directory_problem(config.publisher.socket_path, "publisher.socket", "--socket", config.path),
+        socket_directory_problem(config.control.socket_path, "control.socket", "--control-socket", config.path)}) {
+    if (!problem.empty()) problems.push_back(problem);
+  }
+  return problems;
 }
 
 }  // namespace edgetap::daemon

@@ -3,14 +3,16 @@
 running edgetapd (list, stats, add-point, remove-point, --json, exit status),
 the messages of `edgetap ctl` and `edgetap tail` when the socket is missing or
 closed to the user, `edgetap check-config` failing what start-up would, and
-`edgetap run` naming a bad flag.
+`edgetap run` naming a bad flag, and edgetapd run by hand: its socket
+directory explained, --socket and --control-socket.
 
-usage: cli_test.py EDGETAPD EDGETAP
+usage: cli_test.py EDGETAPD EDGETAP [TEST...]
 """
 import grp
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +22,9 @@ import unittest
 
 EDGETAP = sys.argv.pop(2) if len(sys.argv) > 2 else "edgetap"
 EDGETAPD = sys.argv.pop(1) if len(sys.argv) > 1 else "edgetapd"
-AS_ROOT = ["--allow-root"] if os.geteuid() == 0 else []
+# edgetapd refuses to run as root unless told to (where it knows --allow-root); CI containers often are root.
+AS_ROOT = (["--allow-root"] if os.geteuid() == 0 and "--allow-root" in
+           subprocess.run([EDGETAPD, "--help"], capture_output=True, text=True).stdout else [])
 NOBODY = 65534
 
 
@@ -248,6 +252,69 @@ class RunFlagsTest(Workdir):
         self.assertEqual(self.run_with("--config", self.path("edgetap.yaml"), "--tracker", "klt", "--grid", "4"),
                          "edgetap run: --config FILE cannot go with --tracker, --grid, which make a one-camera run "
                          "(set those in FILE)\n")
+
+
+class DaemonSocketsTest(Workdir):
+    """edgetapd run by hand: a socket directory that is missing or not writable is
+    explained, and --socket/--control-socket put the sockets elsewhere."""
+
+    def write_config(self, directory):
+        config = self.path("edgetap.yaml")
+        with open(config, "w") as f:
+            f.write(f"publisher: {{socket: {directory}/tracks.sock}}\ncontrol: {{socket: {directory}/control.sock}}\n"
+                    "metrics: {listen: ''}\ncameras:\n  - name: north\n    source: test:ball?fps=20\n"
+                    "    tracker: klt\n    model_size: [128, 96]\n    queries: {grid: [4, 3]}\n")
+        return config
+
+    def test_a_missing_directory_is_explained(self):
+        missing = self.path("run/edgetap")
+        config = self.write_config(missing)
+        done = subprocess.run([EDGETAPD, "--config", config, *AS_ROOT], capture_output=True, text=True, timeout=30,
+                              env=dict(os.environ, XDG_RUNTIME_DIR="/run/user/1000"))
+        self.assertEqual(done.returncode, 1, done.stderr)
+        for key, flag, name in [("publisher.socket", "--socket", "tracks.sock"),
+                                ("control.socket", "--control-socket", "control.sock")]:
+            self.assertIn(f"cannot create the socket {missing}/{name} ({key}): its directory {missing} does not exist; "
+                          f"to run outside the service, pass {flag} /run/user/1000/{name} (or set {key} in {config}) "
+                          "for a directory you can write", done.stderr)
+        ran = edgetap("run", "--config", config, "--out", self.path("out"))
+        self.assertEqual(ran.returncode, 1, ran.stderr)
+        self.assertIn(f"edgetap run: cannot create the socket {missing}/tracks.sock (publisher.socket)", ran.stderr)
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root to act as another user")
+    def test_an_unwritable_directory_is_explained(self):
+        config = self.write_config(self.dir)  # root's, mode 0755
+        os.chmod(config, 0o644)
+        done = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", EDGETAPD,
+                               "--config", config], capture_output=True, text=True, timeout=30)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn(f"cannot create the socket {self.dir}/tracks.sock (publisher.socket): user 'nobody' cannot "
+                      f"create files in {self.dir} (Permission denied); to run outside the service, pass --socket",
+                      done.stderr)
+
+    def test_socket_flags_win_over_the_file_also_on_reload(self):
+        config = self.write_config(self.path("run/edgetap"))
+        control, tracks = self.path("c.sock"), self.path("t.sock")
+        log = open(self.path("daemon.log"), "w+")
+        self.addCleanup(log.close)
+        daemon = subprocess.Popen([EDGETAPD, "--config", config, "--socket", tracks, "--control-socket", control,
+                                   *AS_ROOT], stdout=log, stderr=subprocess.STDOUT)
+        self.addCleanup(lambda: daemon.poll() is None and (daemon.terminate(), daemon.wait(10)))
+        for reloaded in [False, True]:
+            if reloaded:
+                daemon.send_signal(signal.SIGHUP)
+                time.sleep(1)
+            listed = edgetap("ctl", "--socket", control, "list")
+            deadline = time.monotonic() + 15
+            while listed.returncode != 0 and time.monotonic() < deadline:
+                time.sleep(0.2)
+                listed = edgetap("ctl", "--socket", control, "list")
+            log.seek(0)
+            self.assertEqual(listed.returncode, 0, listed.stderr + log.read())
+            tailed = edgetap("tail", "--socket", tracks, "--count", "1")
+            self.assertEqual(tailed.returncode, 0, tailed.stderr)
+            self.assertTrue(tailed.stdout.startswith("north"), tailed.stdout)
+        self.assertIsNone(daemon.poll(), "edgetapd stopped")
 
 
 if __name__ == "__main__":

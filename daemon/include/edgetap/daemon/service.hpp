@@ -12,14 +12,16 @@
 #include "edgetap/daemon/metrics_server.hpp"
 #include "edgetap/daemon/runtime.hpp"
 #include "edgetap/daemon/signals.hpp"
+#include "edgetap/daemon/socket_paths.hpp"
 #include "edgetap/daemon/systemd_notify.hpp"
 
 namespace edgetap::daemon {
 
 class Service {
  public:
-  // `signals` must have been created before any thread started.
-  Service(std::string config_path, int stats_every_s, SignalWaiter& signals);
+  // `signals` must have been created before any thread started; `sockets` win over
+  // the file's socket paths at start and on every reload.
+  Service(std::string config_path, int stats_every_s, SignalWaiter& signals, SocketOverrides sockets = {});
   ~Service();
 
   // Returns the process exit status.
@@ -32,6 +34,7 @@ class Service {
 
   const std::string config_path_;
   const int stats_every_s_;
+  const SocketOverrides sockets_;
   SignalWaiter& signals_;
   std::shared_ptr<spdlog::logger> log_;
   SystemdNotifier notifier_;
