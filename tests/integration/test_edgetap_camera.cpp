@@ -144,7 +144,7 @@ TEST(EdgetapCamera, BadModelFilesFailOnlyTheirCamera) {
   std::ofstream(dir.file("mismatched.json")) << config.dump();
 
   for (const auto& [model, expected] : std::vector<std::pair<std::string, std::string>>{
-           {dir.file("absent.safetensors"), "cannot open"},
+           {dir.file("absent.safetensors"), "no file " + dir.file("absent.safetensors")},
            {truncated, "truncated"},
            {mismatched, "has shape"}}) {
     daemon::Runtime runtime(config::load_string(config_with_model(dir, model), "t.yaml", "/"));
