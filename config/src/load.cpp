@@ -292,12 +292,7 @@ Config parse(const YAML::Node& root, YamlReader& r, const std::string& name, con
   if (const YAML::Node q = root["mqtt"]) detail::read_mqtt(r, q, config.mqtt);
   int version = 1;
   r.read_int(root, "", "version", 1, 1, version);
-  if (const YAML::Node p = root["publisher"]) {
-    if (r.expect_map(p, "publisher", {"socket", "subscriber_queue"})) {
-      r.read_string(p, "publisher", "socket", config.publisher.socket_path);
-      r.read_int(p, "publisher", "subscriber_queue", 1, 100000, config.publisher.subscriber_queue);
-    }
-  }
+  if (const YAML::Node p = root["publisher"]) detail::read_publisher(r, p, config.publisher);
   CameraConfig defaults;
   YAML::Node defaults_node;
   if (const YAML::Node d = root["defaults"]) {

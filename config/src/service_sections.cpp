@@ -1,11 +1,46 @@
 #include "service_sections.hpp"
 
+#include <grp.h>
+
 #include <charconv>
+#include <vector>
 
 namespace edgetap::config::detail {
+namespace {
+
+// A socket's group: a group name this system knows ("" = the daemon's own group).
+void read_group(YamlReader& r, const YAML::Node& map, const std::string& path, std::string& out) {
+  const YAML::Node node = map["group"];
+  if (!node) return;
+  std::string name;
+  r.read_string(map, path, "group", name, true);
+  if (name.empty()) {
+    out.clear();
+    return;
+  }
+  group entry{};
+  group* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) {
+    r.problem(node, path + ".group", "no group '" + name + "' on this system");
+    return;
+  }
+  out = name;
+}
+
+}  // namespace
+
+void read_publisher(YamlReader& r, const YAML::Node& node, PublisherConfig& out) {
+  if (!r.expect_map(node, "publisher", {"socket", "subscriber_queue", "max_subscribers", "group"})) return;
+  r.read_string(node, "publisher", "socket", out.socket_path);
+  r.read_int(node, "publisher", "subscriber_queue", 1, 100000, out.subscriber_queue);
+  r.read_int(node, "publisher", "max_subscribers", 1, 10000, out.max_subscribers);
+  read_group(r, node, "publisher", out.group);
+}
 
 void read_control(YamlReader& r, const YAML::Node& node, ControlConfig& out) {
-  if (!r.expect_map(node, "control", {"socket"})) return;
+  if (!r.expect_map(node, "control", {"socket", "group"})) return;
+  read_group(r, node, "control", out.group);
   if (const YAML::Node socket = node["socket"]) {
     // An empty string turns the control socket off.
     if (socket.IsScalar()) {

@@ -1,4 +1,4 @@
-// The daemon-wide sections of the configuration: control, metrics, mqtt.
+// The daemon-wide sections of the configuration: publisher, control, metrics, mqtt.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -8,6 +8,7 @@
 
 namespace edgetap::config::detail {
 
+void read_publisher(YamlReader& r, const YAML::Node& node, PublisherConfig& out);
 void read_control(YamlReader& r, const YAML::Node& node, ControlConfig& out);
 void read_metrics(YamlReader& r, const YAML::Node& node, MetricsConfig& out);
 void read_mqtt(YamlReader& r, const YAML::Node& node, MqttConfig& out);

@@ -39,7 +39,8 @@ json stats(Runtime& runtime) {
                 {"cameras", cameras},
                 {"socket", {{"subscribers", snapshot.socket.subscribers},
                             {"messages", snapshot.socket.messages},
-                            {"subscriber_drops", snapshot.socket.subscriber_drops}}}};
+                            {"subscriber_drops", snapshot.socket.subscriber_drops},
+                            {"refused", snapshot.socket.refused}}}};
   if (snapshot.mqtt) {
     reply["mqtt"] = {{"connected", snapshot.mqtt->connected},
                      {"published", snapshot.mqtt->published},

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <map>
 
 #include "edgetap/json_input.hpp"
@@ -35,13 +37,18 @@ bool send_all(int fd, const std::string& data) {
 
 }  // namespace
 
-ControlServer::ControlServer(std::string path, Handler handler, std::shared_ptr<spdlog::logger> log)
-    : path_(std::move(path)), handler_(std::move(handler)), log_(std::move(log)) {}
+ControlServer::ControlServer(std::string path, Handler handler, std::shared_ptr<spdlog::logger> log,
+                             std::string group)
+    : path_(std::move(path)),
+      group_(std::move(group)),
+      handler_(std::move(handler)),
+      log_(std::move(log)),
+      accept_pause_("control socket", log_) {}
 
 ControlServer::~ControlServer() { stop(); }
 
 bool ControlServer::start(std::string& error) {
-  listen_fd_ = pipeline::listen_unix(path_, 0660, error);
+  listen_fd_ = pipeline::listen_unix(path_, 0660, group_, error);
   if (listen_fd_ < 0) return false;
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   running_ = true;
@@ -84,15 +91,28 @@ std::string ControlServer::answer(const std::string& line) {
   return reply.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+void ControlServer::accept_clients(std::map<int, std::string>& clients) {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (!pipeline::accept_error_is_transient(errno)) accept_pause_.failed(errno, std::chrono::steady_clock::now());
+      return;
+    }
+    accept_pause_.succeeded();
+    clients[fd];
+  }
+}
+
 void ControlServer::serve() {
   std::map<int, std::string> clients;  // fd -> bytes of an unfinished line
   while (running_) {
-    std::vector<pollfd> fds = {{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    std::chrono::milliseconds wait(1000);
+    const int listen_fd = accept_pause_.poll_fd(listen_fd_, std::chrono::steady_clock::now(), wait);
+    std::vector<pollfd> fds = {{wake_fd_, POLLIN, 0}, {listen_fd, POLLIN, 0}};
     for (const auto& [fd, pending] : clients) fds.push_back({fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), 1000) <= 0) continue;
-    if (fds[1].revents & POLLIN) {
-      for (int fd; (fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) clients[fd];
-    }
+    if (::poll(fds.data(), fds.size(), static_cast<int>(wait.count())) <= 0) continue;
+    if (fds[1].revents & POLLIN) accept_clients(clients);
     for (std::size_t i = 2; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       const int fd = fds[i].fd;

@@ -2,6 +2,7 @@
 // configuration, runs every camera, serves the track and control sockets and
 // /metrics, reloads on SIGHUP and stops cleanly on SIGINT/SIGTERM.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +17,7 @@
 namespace {
 
 constexpr const char* kUsage = R"(usage: edgetapd [--config FILE] [--socket PATH] [--control-socket PATH]
-                [--log-level LEVEL] [--stats-every SEC]
+                [--log-level LEVEL] [--stats-every SEC] [--allow-root]
 
 Runs the EdgeTAP point-tracking daemon in the foreground: one capture pipeline
 and tracker per camera of FILE, every frame's tracks published on the track
@@ -33,12 +34,15 @@ socket (control.socket); Prometheus /metrics and /healthz (metrics.listen).
                      $XDG_RUNTIME_DIR)
   --log-level LEVEL  trace, debug, info (default), warn, error, critical, off
   --stats-every SEC  log a per-camera summary every SEC seconds (default 60, 0 = never)
+  --allow-root       run even as root (refused otherwise: the daemon parses video
+                     streams and serves sockets, and needs no privilege)
   --help, --version
 
 Signals: SIGHUP reloads FILE (a bad file keeps the running configuration);
 SIGINT/SIGTERM stop. Under systemd it reports READY/RELOADING/STOPPING/STATUS
 and pings the watchdog; logs go to the journal.
-Exit status: 0 after SIGINT/SIGTERM, 78 on a bad configuration, 1 on other errors.
+Exit status: 0 after SIGINT/SIGTERM, 78 on a bad configuration, 1 on other errors
+(running as root without --allow-root among them).
 )";
 
 }  // namespace
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
   std::string config_path = "/etc/edgetap/edgetap.yaml";
   int stats_every = 60;
   daemon::SocketOverrides sockets;
+  bool allow_root = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -68,12 +73,20 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "edgetapd: unknown log level '%s'\n", argv[i]);
         return 2;
       }
+    } else if (arg == "--allow-root") {
+      allow_root = true;
     } else if (arg == "--stats-every" && has_value) {
       if (!daemon::read_int_option("edgetapd", arg, argv[++i], 0, 86400 * 365, stats_every)) return 2;
     } else {
       std::fprintf(stderr, "edgetapd: unknown or incomplete argument '%s'\n%s", arg.c_str(), kUsage);
       return 2;
     }
+  }
+  if (::geteuid() == 0 && !allow_root) {
+    std::fputs("edgetapd: refusing to run as root: run it as an unprivileged user (the edgetapd.service unit runs it "
+               "as 'edgetap'), or pass --allow-root\n",
+               stderr);
+    return 1;
   }
   daemon::SignalWaiter signals({SIGINT, SIGTERM, SIGHUP});
   daemon::Service service(config_path, stats_every, signals, sockets);

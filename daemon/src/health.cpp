@@ -60,6 +60,8 @@ std::string format_prometheus(const Snapshot& s) {
   scalar(out, "edgetap_subscribers", "gauge", "Track socket subscribers.", static_cast<double>(s.socket.subscribers));
   scalar(out, "edgetap_subscriber_dropped_total", "counter", "Messages dropped by slow track socket subscribers.",
          static_cast<double>(s.socket.subscriber_drops));
+  scalar(out, "edgetap_subscribers_refused_total", "counter",
+         "Track socket subscribers refused at publisher.max_subscribers.", static_cast<double>(s.socket.refused));
   if (s.mqtt) {
     scalar(out, "edgetap_mqtt_connected", "gauge", "1 while connected to the MQTT broker.", s.mqtt->connected ? 1 : 0);
     scalar(out, "edgetap_mqtt_published_total", "counter", "Messages handed to the MQTT broker.",

@@ -4,6 +4,21 @@
 #include <spdlog/spdlog.h>
 
 namespace edgetap::daemon {
+namespace {
+
+// A client that sends or reads nothing for this long is disconnected; an idle
+// keep-alive connection is closed as soon. Scrapers and probes on a healthy
+// host answer in milliseconds.
+constexpr int kIoTimeoutS = 2;
+constexpr std::size_t kRequestsPerConnection = 10;
+// cpp-httplib serves each connection on a pool thread until it closes, so slow
+// clients hold threads: 8 of them took all of the default pool (8 threads on a
+// 2-core host) and /healthz waited. 32 threads, each freed within kIoTimeoutS
+// of its client going quiet, keep probes answered beside 8 slow clients with
+// room to spare; an idle thread costs only its stack.
+constexpr std::size_t kThreads = 32;
+
+}  // namespace
 
 MetricsServer::MetricsServer(SnapshotSource source, std::shared_ptr<spdlog::logger> log)
     : source_(std::move(source)), log_(std::move(log)) {}
@@ -12,6 +27,11 @@ MetricsServer::~MetricsServer() { stop(); }
 
 bool MetricsServer::start(const std::string& address, int port, std::string& error) {
   server_ = std::make_unique<httplib::Server>();
+  server_->new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
+  server_->set_read_timeout(kIoTimeoutS, 0);
+  server_->set_write_timeout(kIoTimeoutS, 0);
+  server_->set_keep_alive_timeout(kIoTimeoutS);
+  server_->set_keep_alive_max_count(kRequestsPerConnection);
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(format_prometheus(source_()), "text/plain; version=0.0.4");
   });

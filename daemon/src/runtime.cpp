@@ -11,8 +11,9 @@ namespace edgetap::daemon {
 namespace {
 
 std::unique_ptr<pipeline::Publisher> make_publisher(const config::PublisherConfig& settings) {
-  return std::make_unique<pipeline::Publisher>(settings.socket_path, static_cast<std::size_t>(settings.subscriber_queue),
-                                               make_logger("publisher"));
+  return std::make_unique<pipeline::Publisher>(
+      settings.socket_path, static_cast<std::size_t>(settings.subscriber_queue), make_logger("publisher"),
+      pipeline::PublisherOptions{static_cast<std::size_t>(settings.max_subscribers), settings.group});
 }
 
 // Equal settings, wherever the camera sits in the file.

@@ -31,26 +31,69 @@ Service::~Service() {
 }
 
 bool Service::start_endpoints(const config::Config& config, std::string& error) {
-  if (!(config.control == control_config_) || !control_) {
+  std::string control_error, metrics_error;
+  const bool control_ok = swap_control(config.control, control_error);
+  const bool metrics_ok = swap_metrics(config.metrics, metrics_error);
+  error = control_error + (!control_ok && !metrics_ok ? "; " : "") + metrics_error;
+  return control_ok && metrics_ok;
+}
+
+bool Service::swap_control(const config::ControlConfig& next, std::string& error) {
+  if (control_ && next == control_config_) return true;
+  if (next.socket_path.empty()) {
     control_.reset();
-    if (!config.control.socket_path.empty()) {
-      auto control = std::make_unique<ControlServer>(
-          config.control.socket_path, [this](const nlohmann::json& r) { return handle_control_request(*runtime_, r); },
-          make_logger("control"));
-      if (!control->start(error)) return false;
-      control_ = std::move(control);
-    }
-    control_config_ = config.control;
+    control_config_ = next;
+    return true;
   }
-  if (!(config.metrics == metrics_config_) || !metrics_) {
+  const auto open = [this](const config::ControlConfig& settings, std::string& why) {
+    auto control = std::make_unique<ControlServer>(
+        settings.socket_path, [this](const nlohmann::json& r) { return handle_control_request(*runtime_, r); },
+        make_logger("control"), settings.group);
+    if (!control->start(why)) control.reset();
+    return control;
+  };
+  const bool same_path = control_ && next.socket_path == control_config_.socket_path;
+  if (same_path) control_.reset();  // the new one takes over the path
+  auto control = open(next, error);
+  if (!control) {
+    if (same_path) {
+      std::string again;
+      control_ = open(control_config_, again);
+      if (!control_) error += "; reopening the old control socket failed too: " + again;
+    }
+    return false;
+  }
+  control_ = std::move(control);  // an old one on another path closes only now
+  control_config_ = next;
+  return true;
+}
+
+bool Service::swap_metrics(const config::MetricsConfig& next, std::string& error) {
+  if (metrics_ && next == metrics_config_) return true;
+  if (!next.enabled) {
     metrics_.reset();
-    if (config.metrics.enabled) {
-      auto metrics = std::make_unique<MetricsServer>([this] { return runtime_->snapshot(); }, make_logger("metrics"));
-      if (!metrics->start(config.metrics.address, config.metrics.port, error)) return false;
-      metrics_ = std::move(metrics);
-    }
-    metrics_config_ = config.metrics;
+    metrics_config_ = next;
+    return true;
   }
+  const auto open = [this](const config::MetricsConfig& settings, std::string& why) {
+    auto metrics = std::make_unique<MetricsServer>([this] { return runtime_->snapshot(); }, make_logger("metrics"));
+    if (!metrics->start(settings.address, settings.port, why)) metrics.reset();
+    return metrics;
+  };
+  const bool same_port =
+      metrics_ && next.address == metrics_config_.address && next.port == metrics_config_.port;
+  if (same_port) metrics_.reset();  // the new one takes over the port
+  auto metrics = open(next, error);
+  if (!metrics) {
+    if (same_port) {
+      std::string again;
+      metrics_ = open(metrics_config_, again);
+      if (!metrics_) error += "; reopening the old metrics endpoint failed too: " + again;
+    }
+    return false;
+  }
+  metrics_ = std::move(metrics);  // an old one on another port closes only now
+  metrics_config_ = next;
   return true;
 }
 
@@ -125,9 +168,15 @@ void Service::reload() {
   sockets_.apply(next);
   ReloadSummary summary;
   std::string error;
-  if (!runtime_->apply(next, summary, error) || !start_endpoints(next, error)) {
+  if (!runtime_->apply(next, summary, error)) {
     log_->error("reload failed: {}", error);
     notifier_.ready("reload failed (" + error + "); " + status_line());
+    return;
+  }
+  if (!start_endpoints(next, error)) {
+    // The cameras and the track socket have the new configuration; a failed endpoint keeps its old one.
+    log_->error("reload partly failed: {}; that endpoint keeps its old settings; {}", error, summary.to_string());
+    notifier_.ready("reload partly failed (" + error + "); " + status_line());
     return;
   }
   log_->info("reloaded: {}", summary.to_string());

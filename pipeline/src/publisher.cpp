@@ -5,6 +5,7 @@
 #include "edgetap/pipeline/wire_format.hpp"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
@@ -27,7 +28,12 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxHelloBytes = 64 * 1024;
 constexpr int kMessagesPerWakeup = 64;
+constexpr int kReadsPerWakeup = 16;      // of 4 KiB: a flooding subscriber cannot hold the loop
+constexpr int kAcceptsPerWakeup = 64;
+constexpr std::size_t kKeptOutBytes = 64 * 1024;  // a larger idle write buffer is given back
 constexpr auto kPollInterval = std::chrono::milliseconds(500);
+constexpr auto kRefusalLogEvery = std::chrono::seconds(10);
+constexpr auto kTrimAfter = std::chrono::seconds(1);
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -53,6 +59,7 @@ struct Publisher::Subscriber {
   std::string out;  // bytes being written
   std::size_t out_offset = 0;
   std::string in;   // hello bytes read so far
+  std::size_t after_hello = 0;  // bytes received after the hello (discarded)
   Clock::time_point connected = Clock::now();
   bool hello_done = false;
   bool read_closed = false;  // the subscriber shut down its sending side: it may still read
@@ -63,7 +70,7 @@ struct Publisher::Subscriber {
     if (fd >= 0) ::close(fd);
   }
   bool wants(const std::string& camera) const { return cameras.empty() || cameras.count(camera) > 0; }
-  bool has_output() const { return out_offset < out.size() || !queue.empty(); }
+  bool has_output() const { return out_offset < out.size() || !queue.empty(); }  // under the lock
   // Nothing is sent before the hello reply: until the hello is read, or no hello can come
   // (nothing arrived within kHelloWait, or the subscriber stopped sending).
   bool streaming(Clock::time_point now) const {
@@ -72,18 +79,23 @@ struct Publisher::Subscriber {
   Clock::time_point hello_deadline() const { return connected + kHelloWait; }
 };
 
-Publisher::Publisher(std::string socket_path, std::size_t queue_capacity, std::shared_ptr<spdlog::logger> log)
-    : path_(std::move(socket_path)), capacity_(queue_capacity), log_(std::move(log)) {}
+Publisher::Publisher(std::string socket_path, std::size_t queue_capacity, std::shared_ptr<spdlog::logger> log,
+                     PublisherOptions options)
+    : path_(std::move(socket_path)),
+      capacity_(queue_capacity),
+      options_(std::move(options)),
+      log_(std::move(log)),
+      accept_pause_(std::make_unique<AcceptPause>("track socket", log_)) {}
 
 Publisher::~Publisher() { stop(); }
 
 bool Publisher::start(std::string& error) {
-  listen_fd_ = listen_unix(path_, 0660, error);
+  listen_fd_ = listen_unix(path_, 0660, options_.group, error);
   if (listen_fd_ < 0) return false;
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   running_ = true;
   thread_ = std::thread([this] { serve(); });
-  log_->info("track socket listening on {}", path_);
+  log_->info("track socket listening on {} (at most {} subscribers)", path_, options_.max_subscribers);
   return true;
 }
 
@@ -122,7 +134,7 @@ void Publisher::publish(const std::string& camera, const std::string& json) {
     if (cbor_wanted) encoded->cbor = wire::cbor_of(json);
     std::shared_ptr<const Encoded> shared = std::move(encoded);
     for (auto& s : subscribers_) {
-      if (s->dead || s->close_after_flush || !s->wants(camera)) continue;
+      if (s->close_after_flush || !s->wants(camera)) continue;
       if (s->queue.size() >= capacity_) {
         s->queue.pop_front();
         ++s->dropped_pending;
@@ -140,24 +152,63 @@ PublisherStats Publisher::stats() const {
   stats.subscribers = subscribers_.size();
   stats.messages = messages_;
   stats.subscriber_drops = past_drops_;
+  stats.refused = refused_;
   for (const auto& s : subscribers_) stats.subscriber_drops += s->dropped_total;
   return stats;
 }
 
 void Publisher::accept_clients() {
-  for (;;) {
+  for (int accepted = 0; accepted < kAcceptsPerWakeup; ++accepted) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (!accept_error_is_transient(errno)) accept_pause_->failed(errno, Clock::now());
+      return;
+    }
+    accept_pause_->succeeded();
+    if (subscribers_.size() >= options_.max_subscribers) {
+      refuse(fd);
+      continue;
+    }
     auto s = std::make_unique<Subscriber>();
     s->fd = fd;
-    subscribers_.push_back(std::move(s));
-    log_->info("subscriber connected ({} now)", subscribers_.size());
+    std::size_t count = 0;
+    {
+      std::lock_guard lock(mutex_);
+      subscribers_.push_back(std::move(s));
+      count = subscribers_.size();
+    }
+    log_->info("subscriber connected ({} now)", count);
   }
 }
 
-void Publisher::read_hello(Subscriber& s) {
+// One error line and EOF: the client learns why instead of waiting on a silent socket.
+void Publisher::refuse(int fd) {
+  const std::string line = nlohmann::ordered_json{{"v", 1},
+                                                  {"type", "error"},
+                                                  {"error", "too many subscribers (publisher.max_subscribers is " +
+                                                                std::to_string(options_.max_subscribers) + ")"}}
+                               .dump() +
+                           "\n";
+  [[maybe_unused]] ssize_t n = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::close(fd);
+  {
+    std::lock_guard lock(mutex_);
+    ++refused_;
+  }
+  ++refusals_unlogged_;
+  const Clock::time_point now = Clock::now();
+  if (now - refusals_logged_ >= kRefusalLogEvery) {
+    log_->warn("refused {} subscriber(s): at the limit of {} (publisher.max_subscribers)", refusals_unlogged_,
+               options_.max_subscribers);
+    refusals_logged_ = now;
+    refusals_unlogged_ = 0;
+  }
+}
+
+void Publisher::read_from(Subscriber& s) {
   char buffer[4096];
-  for (;;) {
+  for (int reads = 0; reads < kReadsPerWakeup; ++reads) {
     const ssize_t n = ::recv(s.fd, buffer, sizeof(buffer), 0);
     if (n == 0) {
       // A half-close ends the subscriber's input, not the stream: it still reads the reply and
@@ -170,52 +221,72 @@ void Publisher::read_hello(Subscriber& s) {
       if (errno != EAGAIN && errno != EWOULDBLOCK) s.dead = true;
       return;
     }
-    if (s.hello_done) continue;  // anything after the hello is ignored
-    s.in.append(buffer, static_cast<std::size_t>(n));
-    const std::size_t newline = s.in.find('\n');
-    if (newline != std::string::npos) {
-      answer_hello(s, s.in.substr(0, newline));
-    } else if (s.in.size() >= kMaxHelloBytes) {
-      answer_hello(s, std::nullopt);
+    std::size_t ignored = static_cast<std::size_t>(n);
+    if (!s.hello_done) {
+      s.in.append(buffer, static_cast<std::size_t>(n));
+      const std::size_t newline = s.in.find('\n');
+      ignored = newline == std::string::npos ? 0 : s.in.size() - newline - 1;
+      if (newline != std::string::npos) {
+        answer_hello(s, s.in.substr(0, newline));
+      } else if (s.in.size() >= kMaxHelloBytes) {
+        answer_hello(s, std::nullopt);
+      }
+    }
+    s.after_hello += ignored;
+    if (s.after_hello > kMaxBytesAfterHello) {
+      log_->warn("subscriber sent more than {} KiB after its hello: dropped", kMaxBytesAfterHello / 1024);
+      s.dead = true;
+      return;
     }
   }
 }
 
 void Publisher::answer_hello(Subscriber& s, const std::optional<std::string>& line) {
   s.hello_done = true;
-  s.in.clear();
-  const std::string error = line ? parse_hello(*line, s.cameras, s.format) : "hello line longer than 64 KiB";
+  std::string().swap(s.in);  // up to kMaxHelloBytes, given back
+  std::set<std::string> cameras;
+  wire::Format format = wire::Format::ndjson;
+  const std::string error = line ? parse_hello(*line, cameras, format) : "hello line longer than 64 KiB";
   nlohmann::ordered_json reply;
   reply["v"] = 1;
-  s.queue.clear();  // the stream, in the chosen encoding and cameras, starts after the reply
   if (error.empty()) {
     reply["type"] = "hello";
-    reply["subscribe"] = s.cameras.empty() ? nlohmann::ordered_json("all") : nlohmann::ordered_json(s.cameras);
-    reply["format"] = s.format == wire::Format::cbor ? "cbor" : "ndjson";
+    reply["subscribe"] = cameras.empty() ? nlohmann::ordered_json("all") : nlohmann::ordered_json(cameras);
+    reply["format"] = format == wire::Format::cbor ? "cbor" : "ndjson";
   } else {
     reply["type"] = "error";
     reply["error"] = error;
-    s.close_after_flush = true;
     log_->warn("subscriber sent a bad hello: {}", error);
   }
   auto encoded = std::make_shared<Encoded>();
   encoded->json = reply.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace);
-  if (error.empty() && s.format == wire::Format::cbor) encoded->cbor = wire::cbor_of(encoded->json);
+  if (error.empty() && format == wire::Format::cbor) encoded->cbor = wire::cbor_of(encoded->json);
+  std::lock_guard lock(mutex_);
+  s.cameras = std::move(cameras);
+  s.format = format;
+  s.close_after_flush = !error.empty();
+  s.queue.clear();  // the stream, in the chosen encoding and cameras, starts after the reply
   s.queue.push_front({std::move(encoded), false});
 }
 
 void Publisher::flush(Subscriber& s) {
+  bool drained = false;
   for (int sent = 0; sent < kMessagesPerWakeup; ++sent) {
     if (s.out_offset >= s.out.size()) {
-      if (s.queue.empty()) break;
-      const Subscriber::Entry entry = std::move(s.queue.front());
-      s.queue.pop_front();
+      Subscriber::Entry entry;
+      std::uint64_t dropped = 0;
+      {
+        std::lock_guard lock(mutex_);
+        drained = s.queue.empty();
+        if (drained) break;
+        entry = std::move(s.queue.front());
+        s.queue.pop_front();
+        if (entry.tracks) std::swap(dropped, s.dropped_pending);
+      }
       const Encoded& m = *entry.message;
       const bool cbor = s.format == wire::Format::cbor && !m.cbor.empty();  // a failed hello's reply stays JSON
       if (entry.tracks) {
-        s.out = cbor ? wire::cbor_with_dropped(m.cbor, s.dropped_pending)
-                     : wire::ndjson_with_dropped(m.json, s.dropped_pending);
-        s.dropped_pending = 0;
+        s.out = cbor ? wire::cbor_with_dropped(m.cbor, dropped) : wire::ndjson_with_dropped(m.json, dropped);
       } else {
         s.out = cbor ? m.cbor : m.json + "\n";
       }
@@ -230,17 +301,59 @@ void Publisher::flush(Subscriber& s) {
       s.out_offset += static_cast<std::size_t>(n);
     }
   }
-  if (s.close_after_flush && !s.has_output()) s.dead = true;
+  if (!drained) return;
+  if (s.out.capacity() > kKeptOutBytes) std::string().swap(s.out);  // an idle subscriber keeps little
+  if (s.close_after_flush) s.dead = true;
+}
+
+void Publisher::remove_dead() {
+  std::size_t left = 0;
+  std::size_t count = 0;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = subscribers_.begin(); it != subscribers_.end();) {
+      if (!(*it)->dead) {
+        ++it;
+        continue;
+      }
+      past_drops_ += (*it)->dropped_total;
+      it = subscribers_.erase(it);
+      ++left;
+    }
+    count = subscribers_.size();
+  }
+  if (left == 0) return;
+  if (left == 1) {
+    log_->info("subscriber left ({} now)", count);
+  } else {
+    log_->info("{} subscribers left ({} now)", left, count);
+  }
+  trim_at_ = Clock::now() + kTrimAfter;  // once departures stop for a moment
+}
+
+// glibc keeps memory freed by departed subscribers in its arenas, scattered between what is
+// still in use, so RSS stays at its peak; malloc_trim() hands the free pages back.
+void Publisher::trim_if_due(Clock::time_point now, std::chrono::milliseconds& wait) {
+  if (trim_at_ == Clock::time_point{}) return;
+  if (now < trim_at_) {
+    wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(trim_at_ - now));
+    return;
+  }
+  ::malloc_trim(0);
+  trim_at_ = {};
 }
 
 void Publisher::serve() {
   std::vector<pollfd> fds;
   while (running_) {
     std::chrono::milliseconds wait = kPollInterval;
+    Clock::time_point now = Clock::now();
+    trim_if_due(now, wait);
+    fds.assign({{wake_fd_, POLLIN, 0}, {accept_pause_->poll_fd(listen_fd_, now, wait), POLLIN, 0}});
+    std::size_t polled = 0;  // subscribers_[i] is fds[i + 2]; later ones were accepted after poll()
     {
       std::lock_guard lock(mutex_);
-      const Clock::time_point now = Clock::now();
-      fds.assign({{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
+      polled = subscribers_.size();
       for (const auto& s : subscribers_) {
         const bool sending = s->streaming(now) && s->has_output();
         // A half-closed subscriber is polled for nothing: POLLHUP still reports that it left.
@@ -256,32 +369,22 @@ void Publisher::serve() {
     }
     std::uint64_t counter = 0;
     [[maybe_unused]] ssize_t n = ::read(wake_fd_, &counter, sizeof(counter));
-    std::lock_guard lock(mutex_);
+    // subscribers_ changes only on this thread, so it is walked here without the lock.
+    for (std::size_t i = 0; i < polled; ++i) {
+      Subscriber& s = *subscribers_[i];
+      const short revents = fds[i + 2].revents;
+      if (!s.read_closed && (revents & (POLLIN | POLLHUP | POLLERR))) {
+        read_from(s);
+      } else if (s.read_closed && (revents & (POLLHUP | POLLERR))) {
+        s.dead = true;  // gone for good: its reading side closed too
+      }
+    }
     if (fds[1].revents & POLLIN) accept_clients();
-    for (std::size_t i = 2; i < fds.size(); ++i) {
-      for (auto& s : subscribers_) {
-        if (s->fd != fds[i].fd) continue;
-        if (!s->read_closed && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
-          read_hello(*s);
-        } else if (s->read_closed && (fds[i].revents & (POLLHUP | POLLERR))) {
-          s->dead = true;  // gone for good: its reading side closed too
-        }
-        break;
-      }
-    }
-    const Clock::time_point now = Clock::now();
+    now = Clock::now();
     for (auto& s : subscribers_) {
-      if (!s->dead && s->streaming(now) && s->has_output()) flush(*s);
+      if (!s->dead && s->streaming(now)) flush(*s);
     }
-    for (auto it = subscribers_.begin(); it != subscribers_.end();) {
-      if (!(*it)->dead) {
-        ++it;
-        continue;
-      }
-      past_drops_ += (*it)->dropped_total;
-      it = subscribers_.erase(it);
-      log_->info("subscriber left ({} now)", subscribers_.size());
-    }
+    remove_dead();
   }
 }
 

@@ -5,6 +5,8 @@
 # usage: end_to_end.sh EDGETAPD EDGETAP SOURCE_DIR
 set -euo pipefail
 edgetapd=$1 edgetap=$2
+# edgetapd refuses to run as root unless told to; CI containers often are root.
+as_root=(); [ "$(id -u)" -ne 0 ] || as_root=(--allow-root)
 work=$(mktemp -d)
 daemon_pid=""
 cleanup() {
@@ -33,13 +35,13 @@ YAML
 printf 'cameras:\n  - name: x\n    source: test:ball\n    budget_ms: -5\n' > "$work/bad.yaml"
 set +e
 "$edgetap" check-config "$work/bad.yaml" 2> "$work/bad.err"; status=$?
-"$edgetapd" --config "$work/bad.yaml" 2> "$work/bad-daemon.err"; daemon_status=$?
+"$edgetapd" "${as_root[@]}" --config "$work/bad.yaml" 2> "$work/bad-daemon.err"; daemon_status=$?
 set -e
 [ "$status" -eq 78 ] || fail "check-config exit status $status, expected 78"
 [ "$daemon_status" -eq 78 ] || fail "edgetapd exit status $daemon_status on a bad config, expected 78"
 grep -q "bad.yaml:4:16: cameras\[0\] (camera 'x').budget_ms" "$work/bad.err" || fail "message lacks file:line:key: $(cat "$work/bad.err")"
 
-"$edgetapd" --config "$work/edgetap.yaml" > "$work/daemon.log" 2>&1 &
+"$edgetapd" "${as_root[@]}" --config "$work/edgetap.yaml" > "$work/daemon.log" 2>&1 &
 daemon_pid=$!
 "$edgetap" tail --socket "$work/tracks.sock" --wait 10 --count 40 --raw > "$work/tail.out" || fail "tail failed"
 for camera in north south; do

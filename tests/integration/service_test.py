@@ -8,6 +8,7 @@ remove points, bad requests), and /metrics and /healthz over HTTP.
 
 usage: service_test.py EDGETAPD
 """
+import grp
 import json
 import os
 import signal
@@ -20,6 +21,8 @@ import unittest
 import urllib.request
 
 EDGETAPD = sys.argv.pop(1) if len(sys.argv) > 1 else "edgetapd"
+# edgetapd refuses to run as root unless told to; CI containers often are root.
+AS_ROOT = ["--allow-root"] if os.geteuid() == 0 else []
 
 
 def free_port():
@@ -96,7 +99,7 @@ class ServiceTest(unittest.TestCase):
         self.notify = Notifications(os.path.join(d, "notify.sock"))
         env = dict(os.environ, NOTIFY_SOCKET=os.path.join(d, "notify.sock"), WATCHDOG_USEC="1000000")
         self.log = open(os.path.join(d, "daemon.log"), "w+")
-        self.daemon = subprocess.Popen([EDGETAPD, "--config", self.config], env=env, stdout=self.log,
+        self.daemon = subprocess.Popen([EDGETAPD, "--config", self.config, *AS_ROOT], env=env, stdout=self.log,
                                        stderr=subprocess.STDOUT)
         self.addCleanup(self.stop)
 
@@ -241,7 +244,8 @@ class ServiceTest(unittest.TestCase):
         self.assertIn("edgetap.yaml:4:", status)  # the line in defaults where the window is written
         self.wait_running(control, ["north", "south"])
 
-        started = subprocess.run([EDGETAPD, "--config", self.config], capture_output=True, text=True, timeout=30)
+        started = subprocess.run([EDGETAPD, "--config", self.config, *AS_ROOT], capture_output=True, text=True,
+                                 timeout=30)
         self.assertEqual(started.returncode, 78, started.stderr)
         self.assertIn("defaults.klt.window: must be odd", started.stderr)
 
@@ -250,7 +254,7 @@ class ServiceTest(unittest.TestCase):
         self.daemon.kill()
         self.daemon.wait()
         env = dict(os.environ, NOTIFY_SOCKET=self.path("notify.sock"))
-        self.daemon = subprocess.Popen([EDGETAPD, "--config", self.config], env=env, stdout=self.log,
+        self.daemon = subprocess.Popen([EDGETAPD, "--config", self.config, *AS_ROOT], env=env, stdout=self.log,
                                        stderr=subprocess.STDOUT)
         self.notify.wait_for("READY=1")
         deadline = time.monotonic() + 10
@@ -263,6 +267,64 @@ class ServiceTest(unittest.TestCase):
                 return
             time.sleep(0.2)
         self.fail("/healthz stayed 200 with a camera that cannot connect")
+
+    def healthz(self, port):
+        return urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).status
+
+    def test_a_reload_whose_new_endpoints_fail_keeps_the_old_ones(self):
+        self.notify.wait_for("READY=1")
+        d = self.dir.name
+        busy = socket.socket()
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        self.addCleanup(busy.close)
+        cameras = camera("north", "pinwheel") + camera("south", "ball")
+        # A control path that cannot be bound and a metrics port another process holds.
+        with open(self.config, "w") as f:
+            f.write(f"publisher: {{socket: {d}/tracks.sock}}\ncontrol: {{socket: {d}/missing/control.sock}}\n"
+                    f"metrics: {{listen: '127.0.0.1:{busy.getsockname()[1]}'}}\ncameras:\n" + cameras)
+        self.daemon.send_signal(signal.SIGHUP)
+        self.notify.wait_for("RELOADING=1")
+        status = self.notify.wait_for("READY=1")["STATUS"]
+        self.assertIn("reload partly failed", status)
+        self.assertIn("control.sock", status)
+        self.assertIn(str(busy.getsockname()[1]), status)
+        # The old endpoints still serve.
+        self.assertEqual(self.healthz(self.port), 200)
+        control = self.opened(Control(self.path("control.sock")))
+        self.assertTrue(control(cmd="list")["ok"])
+
+        # Endpoints that work: both move, the old ones close. As root, the control socket
+        # also gets its own group, which the track socket does not share.
+        port = free_port()
+        group = "daemon" if os.geteuid() == 0 and "daemon" in {g.gr_name for g in grp.getgrall()} else ""
+        with open(self.config, "w") as f:
+            f.write(f"publisher: {{socket: {d}/tracks.sock}}\n"
+                    f"control: {{socket: {d}/control2.sock, group: '{group}'}}\n"
+                    f"metrics: {{listen: '127.0.0.1:{port}'}}\ncameras:\n" + cameras)
+        self.daemon.send_signal(signal.SIGHUP)
+        self.notify.wait_for("RELOADING=1")
+        self.assertNotIn("failed", self.notify.wait_for("READY=1")["STATUS"])
+        self.assertEqual(self.healthz(port), 200)
+        with self.assertRaises(OSError):
+            self.healthz(self.port)
+        self.assertTrue(self.opened(Control(self.path("control2.sock")))(cmd="list")["ok"])
+        self.assertFalse(os.path.exists(self.path("control.sock")))
+        self.assertEqual(os.stat(self.path("control2.sock")).st_mode & 0o7777, 0o660)
+        if group:
+            self.assertEqual(os.stat(self.path("control2.sock")).st_gid, grp.getgrnam(group).gr_gid)
+            self.assertNotEqual(os.stat(self.path("tracks.sock")).st_gid, grp.getgrnam(group).gr_gid)
+
+    def test_refuses_to_run_as_root_unless_allowed(self):
+        command = [EDGETAPD, "--config", self.config]
+        if os.geteuid() != 0:
+            command = ["unshare", "--map-root-user", *command]  # root in a user namespace
+            if subprocess.run(["unshare", "--map-root-user", "true"], capture_output=True).returncode != 0:
+                self.skipTest("not root, and no user namespace to be root in")
+        started = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        self.assertEqual(started.returncode, 1, started.stderr)
+        self.assertIn("refusing to run as root", started.stderr)
+        self.assertIn("--allow-root", started.stderr)
 
 
 if __name__ == "__main__":

@@ -171,7 +171,8 @@ TEST(Mqtt, LastWillSaysOfflineWhenTheDaemonDies) {
   const std::string config = dir.write("edgetap.yaml", config_yaml(dir, port) + "control: {socket: ''}\nmetrics: {listen: ''}\n");
   Subscriber sub(port);
   {
-    test::ChildProcess daemon({EDGETAP_DAEMON, "--config", config}, false);
+    // edgetapd refuses to run as root unless told to; CI containers often are root.
+    test::ChildProcess daemon({EDGETAP_DAEMON, "--config", config, "--allow-root"}, false);
     ASSERT_TRUE(sub.wait_for("edgetap/box1/status", "online", 10s));
     daemon.kill();  // SIGKILL: no clean goodbye
   }

@@ -242,3 +242,22 @@ TEST(Config, GovernorWarmUpFramesAreReadAndRangeChecked) {
   EXPECT_NE(text.find("warmup_frames"), std::string::npos) << text;
   EXPECT_NE(text.find("1000"), std::string::npos) << text;
 }
+
+TEST(Config, SocketGroupsAndTheSubscriberLimitAreReadAndChecked) {
+  const Config config = load_string(
+      "publisher: {max_subscribers: 8, group: root}\ncontrol: {group: daemon}\n"
+      "cameras:\n  - {name: a, source: test:ball}\n",
+      "test.yaml", "/");
+  EXPECT_EQ(config.publisher.max_subscribers, 8);
+  EXPECT_EQ(config.publisher.group, "root");
+  EXPECT_EQ(config.control.group, "daemon");
+  EXPECT_EQ(load_string("cameras:\n  - {name: a, source: test:ball}\n", "t.yaml", "/").publisher.max_subscribers, 64);
+
+  const std::string text = problems_of(
+      "publisher:\n  max_subscribers: 0\n  group: no-such-group-h58\ncontrol:\n  group: [wheel]\n"
+      "cameras:\n  - {name: a, source: test:ball}\n");
+  EXPECT_NE(text.find("test.yaml:2:20: publisher.max_subscribers"), std::string::npos) << text;
+  EXPECT_NE(text.find("test.yaml:3:10: publisher.group: no group 'no-such-group-h58' on this system"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("test.yaml:5:10: control.group"), std::string::npos) << text;
+}

@@ -1,13 +1,20 @@
 // The track socket with real Unix-socket subscribers.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
 
 #include <atomic>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -77,12 +84,39 @@ std::vector<std::uint8_t> read_cbor(int fd, std::size_t count, std::chrono::mill
   return bytes;
 }
 
+double cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// Uses up every fd this process may open (the soft limit lowered to a little above what is
+// open, then filled), until it goes out of scope.
+struct FdsExhausted {
+  rlimit saved{};
+  std::vector<int> held;
+  FdsExhausted() {
+    ::getrlimit(RLIMIT_NOFILE, &saved);
+    rlimit low = saved;
+    low.rlim_cur = static_cast<rlim_t>(::open("/dev/null", O_RDONLY | O_CLOEXEC)) + 64;
+    held.push_back(static_cast<int>(low.rlim_cur) - 64);
+    ::setrlimit(RLIMIT_NOFILE, &low);
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held.push_back(fd);
+  }
+  ~FdsExhausted() {
+    for (const int fd : held) ::close(fd);
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+  }
+};
+
 struct PublisherFixture : ::testing::Test {
   test::TempDir dir;
   std::unique_ptr<pipeline::Publisher> publisher;
 
-  void start(std::size_t capacity) {
-    publisher = std::make_unique<pipeline::Publisher>(dir.file("tracks.sock"), capacity, daemon::make_logger("publisher"));
+  void start(std::size_t capacity, pipeline::PublisherOptions options = {}) {
+    publisher = std::make_unique<pipeline::Publisher>(dir.file("tracks.sock"), capacity, daemon::make_logger("publisher"),
+                                                      std::move(options));
     std::string error;
     ASSERT_TRUE(publisher->start(error)) << error;
   }
@@ -376,4 +410,152 @@ TEST_F(PublisherFixture, ADeeplyNestedHelloIsRefusedNamingTheLimit) {
   EXPECT_EQ(j["type"], "error");
   EXPECT_NE(j["error"].get<std::string>().find("nested more than " + std::to_string(kMaxJsonDepth)), std::string::npos)
       << *reply;
+}
+
+// (h) The I/O thread used to read a subscriber's bytes in a loop, holding the lock that
+// publish() takes, until the subscriber stopped sending: one flooding subscriber held up
+// every camera's publish() and everyone's messages.
+TEST_F(PublisherFixture, AFloodingSubscriberDelaysNobodyAndIsDropped) {
+  start(64);
+  const int flooder = connect_raw(publisher->path());
+  ASSERT_GE(flooder, 0);
+  ASSERT_TRUE(send_text(flooder, "{\"subscribe\": [\"cam1\"]}\n"));
+  pipeline::TrackClient reader;
+  connect(reader);
+  ASSERT_TRUE(reader.send_line(R"({"subscribe": ["cam1"]})"));  // streaming at once, not after kHelloWait
+  ASSERT_TRUE(reader.read_line(2000ms));
+  wait_for_subscribers(2);
+  std::atomic<bool> stop{false};
+  std::atomic<bool> dropped{false};
+  std::thread flood([&] {
+    const std::string junk(64 * 1024, 'x');
+    const auto deadline = std::chrono::steady_clock::now() + 4s;
+    while (!stop && std::chrono::steady_clock::now() < deadline) {
+      if (::send(flooder, junk.data(), junk.size(), MSG_NOSIGNAL) < 0 && errno != EINTR) {
+        dropped = true;  // EPIPE or ECONNRESET: the publisher closed it
+        break;
+      }
+    }
+  });
+  std::this_thread::sleep_for(100ms);  // the flood is under way
+  auto worst = 0ms;
+  for (int i = 0; i < 20; ++i) {
+    const auto sent = std::chrono::steady_clock::now();
+    publisher->publish("cam1", track_json("cam1", i));
+    const auto line = reader.read_line(5000ms);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent);
+    ASSERT_TRUE(line) << "message " << i;
+    EXPECT_EQ(nlohmann::json::parse(*line)["seq"], i);
+    worst = std::max(worst, took);
+    std::this_thread::sleep_for(20ms);
+  }
+  stop = true;
+  flood.join();
+  ::close(flooder);
+  EXPECT_LT(worst.count(), 300) << "slowest publish-to-receive (ms) beside a flooding subscriber";
+  EXPECT_TRUE(dropped) << "the flooding subscriber was not dropped";
+  wait_for_subscribers(1);
+}
+
+// (d) accept() failing with EMFILE left the listening socket readable, and the I/O thread
+// polled it again at once: a core spun until fds freed up.
+TEST_F(PublisherFixture, AcceptFailingForWantOfFdsBacksOffAndRecovers) {
+  start(64);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);  // made while fds remain
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, publisher->path().c_str());
+  double used = 0;
+  {
+    FdsExhausted exhausted;
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);  // queued: accept fails
+    const double before = cpu_seconds();
+    std::this_thread::sleep_for(1s);
+    used = cpu_seconds() - before;
+  }
+  EXPECT_LT(used, 0.05) << "CPU seconds used in 1 s while accept() failed with EMFILE";
+  wait_for_subscribers(1);  // fds are free again: the waiting subscriber is served
+  publisher->publish("cam1", track_json("cam1", 0));
+  char buffer[256];
+  pollfd pfd{fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&pfd, 1, 3000), 1);
+  EXPECT_GT(::recv(fd, buffer, sizeof(buffer), 0), 0);
+  ::close(fd);
+}
+
+// The socket file is created with its mode: chmod() after bind() left a moment where it had
+// the umask's mode (0777 under umask 0). inotify reports any later change of its attributes.
+TEST_F(PublisherFixture, TheSocketFileIsCreatedWithItsModeAndNeverChanged) {
+  const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(::inotify_add_watch(watch, dir.path().c_str(), IN_CREATE | IN_ATTRIB), 0);
+  const mode_t saved = ::umask(0);
+  start(64);
+  ::umask(saved);
+  struct stat st{};
+  ASSERT_EQ(::stat(publisher->path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  alignas(inotify_event) char events[4096];
+  const ssize_t n = ::read(watch, events, sizeof(events));
+  ::close(watch);
+  ASSERT_GT(n, 0);
+  bool created = false, changed = false;
+  for (ssize_t at = 0; at < n;) {
+    const auto* e = reinterpret_cast<const inotify_event*>(events + at);
+    if (e->len > 0 && std::string(e->name) == "tracks.sock") {
+      created = created || (e->mask & IN_CREATE) != 0;
+      changed = changed || (e->mask & IN_ATTRIB) != 0;
+    }
+    at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+  }
+  EXPECT_TRUE(created);
+  EXPECT_FALSE(changed) << "the socket file's mode or owner changed after it was created";
+}
+
+// --- needs the publisher's options (max_subscribers, group) ---
+
+// (c) Subscribers were unlimited: 5,000 idle ones took the daemon from 44 to 288 MB.
+TEST_F(PublisherFixture, SubscribersOverTheLimitAreRefusedWithAReason) {
+  start(64, {.max_subscribers = 2, .group = {}});
+  auto a = std::make_unique<pipeline::TrackClient>();
+  pipeline::TrackClient b, extra;
+  connect(*a);
+  connect(b);
+  wait_for_subscribers(2);
+  connect(extra);
+  const auto reply = extra.read_line(2000ms);
+  ASSERT_TRUE(reply);
+  const auto j = nlohmann::json::parse(*reply);
+  EXPECT_EQ(j["type"], "error");
+  EXPECT_EQ(j["error"], "too many subscribers (publisher.max_subscribers is 2)");
+  EXPECT_FALSE(extra.read_line(500ms));
+  EXPECT_TRUE(extra.closed());
+  EXPECT_EQ(publisher->stats().refused, 1u);
+  EXPECT_EQ(publisher->stats().subscribers, 2u);
+  a.reset();  // one leaves: a newcomer is served
+  wait_for_subscribers(1);
+  pipeline::TrackClient later;
+  connect(later);
+  wait_for_subscribers(2);
+  publisher->publish("cam1", track_json("cam1", 0));
+  EXPECT_TRUE(later.read_line(2000ms));
+}
+
+// The track socket can have its own group, so that reading tracks does not grant the control socket.
+TEST_F(PublisherFixture, TheSocketFileGetsItsConfiguredGroup) {
+  const group* other = ::getgrnam("daemon");
+  if (other == nullptr || (::geteuid() != 0 && other->gr_gid != ::getegid())) {
+    GTEST_SKIP() << "needs group 'daemon' and root to give a file to it";
+  }
+  const gid_t gid = other->gr_gid;
+  start(64, {.max_subscribers = 64, .group = "daemon"});
+  struct stat st{};
+  ASSERT_EQ(::stat(publisher->path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, gid);
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  pipeline::Publisher unknown(dir.file("other.sock"), 8, daemon::make_logger("publisher"),
+                              {.max_subscribers = 8, .group = "no-such-group-h58"});
+  std::string error;
+  EXPECT_FALSE(unknown.start(error));
+  EXPECT_NE(error.find("no group 'no-such-group-h58'"), std::string::npos) << error;
 }

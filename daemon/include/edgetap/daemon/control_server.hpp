@@ -6,10 +6,13 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+
+#include "edgetap/pipeline/accept_pause.hpp"
 
 namespace spdlog { class logger; }
 
@@ -19,7 +22,8 @@ class ControlServer {
  public:
   using Handler = std::function<nlohmann::json(const nlohmann::json& request)>;
 
-  ControlServer(std::string path, Handler handler, std::shared_ptr<spdlog::logger> log);
+  // `group`: the socket file's group (control.group; "" = the daemon's).
+  ControlServer(std::string path, Handler handler, std::shared_ptr<spdlog::logger> log, std::string group = {});
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
@@ -32,14 +36,17 @@ class ControlServer {
 
  private:
   void serve();
+  void accept_clients(std::map<int, std::string>& clients);  // fd -> bytes of an unfinished line
 
   const std::string path_;
+  const std::string group_;
   Handler handler_;
   std::shared_ptr<spdlog::logger> log_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> running_{false};
   std::thread thread_;
+  pipeline::AcceptPause accept_pause_;  // the serving thread's
 };
 
 }  // namespace edgetap::daemon

@@ -28,7 +28,14 @@ class Service {
   int run();
 
  private:
+  // Moves the control socket and the metrics endpoint to `config`'s settings.
+  // A new path or port is opened before the old one closes; on the same path
+  // or port the old one closes first and is reopened if the new one fails.
+  // Either way an endpoint that fails keeps serving with its old settings
+  // (and a later reload tries again). Returns false with what failed.
   bool start_endpoints(const config::Config& config, std::string& error);
+  bool swap_control(const config::ControlConfig& next, std::string& error);
+  bool swap_metrics(const config::MetricsConfig& next, std::string& error);
   void reload();
   std::string status_line() const;
 

@@ -10,7 +10,11 @@
 // that half-closes still receives. Every subscriber has a bounded queue: when
 // it is full the oldest message is dropped and counted, and the count rides in
 // the "dropped" field of the next message it receives. Writes are non-blocking
-// on one I/O thread, so a stalled or vanished subscriber never slows tracking.
+// on one I/O thread, so a stalled or vanished subscriber never slows tracking;
+// the I/O thread reads and writes sockets without holding the lock that
+// publish() takes. Anything a subscriber sends after its hello is discarded,
+// and one that sends more than kMaxBytesAfterHello is dropped. Subscribers
+// beyond max_subscribers are refused: they receive one error line, then EOF.
 #pragma once
 
 #include <atomic>
@@ -23,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "edgetap/pipeline/accept_pause.hpp"
 #include "edgetap/pipeline/message_sink.hpp"
 
 namespace spdlog { class logger; }
@@ -31,16 +36,25 @@ namespace edgetap::pipeline {
 
 // How long a new subscriber's hello is awaited before the stream starts without one.
 inline constexpr std::chrono::milliseconds kHelloWait{500};
+// Bytes a subscriber may send after its hello line before it is dropped.
+inline constexpr std::size_t kMaxBytesAfterHello = 64 * 1024;
+
+struct PublisherOptions {
+  std::size_t max_subscribers = 64;  // publisher.max_subscribers
+  std::string group;                 // publisher.group: the socket file's group ("" = the daemon's)
+};
 
 struct PublisherStats {
   std::size_t subscribers = 0;
   std::uint64_t messages = 0;          // published (before fan-out)
   std::uint64_t subscriber_drops = 0;  // summed over subscribers, past and present
+  std::uint64_t refused = 0;           // subscribers turned away at max_subscribers
 };
 
 class Publisher final : public MessageSink {
  public:
-  Publisher(std::string socket_path, std::size_t queue_capacity, std::shared_ptr<spdlog::logger> log);
+  Publisher(std::string socket_path, std::size_t queue_capacity, std::shared_ptr<spdlog::logger> log,
+            PublisherOptions options = {});
   ~Publisher();
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
@@ -59,25 +73,37 @@ class Publisher final : public MessageSink {
  private:
   struct Encoded;
   struct Subscriber;
+  // The I/O thread's loop and its steps. Only this thread adds or removes
+  // subscribers; it takes mutex_ for that and for what publish() also touches
+  // (each subscriber's queue, drop counts, cameras and format), never for I/O.
   void serve();
   void accept_clients();
-  void read_hello(Subscriber& s);
+  void refuse(int fd);
+  void read_from(Subscriber& s);
   // Answers the hello `line` (nullopt: longer than the limit), queueing the reply first.
   void answer_hello(Subscriber& s, const std::optional<std::string>& line);
   void flush(Subscriber& s);
+  void remove_dead();
+  void trim_if_due(std::chrono::steady_clock::time_point now, std::chrono::milliseconds& wait);
   void wake();
 
   const std::string path_;
   const std::size_t capacity_;
+  const PublisherOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
   std::thread thread_;
   std::atomic<bool> running_{false};
+  std::unique_ptr<AcceptPause> accept_pause_;  // I/O thread only
+  std::chrono::steady_clock::time_point refusals_logged_{};  // I/O thread only
+  std::uint64_t refusals_unlogged_ = 0;                       // I/O thread only
+  std::chrono::steady_clock::time_point trim_at_{};           // I/O thread only; {}: none due
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Subscriber>> subscribers_;
   std::uint64_t messages_ = 0;
   std::uint64_t past_drops_ = 0;  // of subscribers that have left
+  std::uint64_t refused_ = 0;
 };
 
 }  // namespace edgetap::pipeline
