@@ -235,7 +235,8 @@ void note_written(const YAML::Node& camera, const YAML::Node& defaults, const st
     const std::string rung_key = "ladder[" + std::to_string(j) + "].";
     for (const std::string key : {"size", "model"}) {
       const YAML::Node node = ladder[j][key];
-      if (node) out[prefix + rung_key + key] = position_of(node, (own_ladder ? where : "defaults") + "." + rung_key + key);
+      const std::string shown = (own_ladder ? where : "defaults") + "." + rung_key + key;
+      if (node) out[prefix + rung_key + key] = position_of(node, shown);
     }
   }
 }

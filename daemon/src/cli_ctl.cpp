@@ -116,7 +116,8 @@ json make_request(const std::vector<std::string>& words) {
     }
     return {{"cmd", "add_points"}, {"camera", words[1]}, {"points", points}};
   } else if (command == "remove-point") {
-    if (args >= 2) return {{"cmd", "remove_points"}, {"camera", words[1]}, {"ids", std::vector(words.begin() + 2, words.end())}};
+    const std::vector<std::string> ids(words.begin() + 2, words.end());
+    if (args >= 2) return {{"cmd", "remove_points"}, {"camera", words[1]}, {"ids", ids}};
     usage_error("remove-point needs CAMERA and at least one ID");
   } else {
     usage_error("unknown command '" + command + "' (list, stats, add-point, remove-point)");
@@ -150,7 +151,8 @@ int resolve_socket(Options& o) {
 std::string text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
 void print_list(const json& reply) {
-  std::printf("%-16s %-12s %-8s %-9s %-9s %6s  %s\n", "NAME", "STATE", "TRACKER", "MODEL", "QUERIES", "POINTS", "SOURCE");
+  std::printf("%-16s %-12s %-8s %-9s %-9s %6s  %s\n", "NAME", "STATE", "TRACKER", "MODEL", "QUERIES", "POINTS",
+              "SOURCE");
   for (const json& c : reply.value("cameras", json::array())) {
     const json size = c.value("model_size", json::array({0, 0}));
     const std::string model = text(size.at(0)) + "x" + text(size.at(1));
@@ -235,10 +237,15 @@ int ctl_command(int argc, char** argv) {
                  daemon::connect_problem(o.socket, client.error_number(), "control.socket").c_str());
     return 1;
   }
-  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(o.timeout_s));
+  const auto timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(o.timeout_s));
   const auto line = client.send_line(request.dump()) ? client.read_line(timeout) : std::nullopt;
   if (!line) {
-    std::fprintf(stderr, "edgetap ctl: no reply from %s within %g s\n", o.socket.c_str(), o.timeout_s);
+    if (client.closed()) {
+      std::fprintf(stderr, "edgetap ctl: %s closed the connection without a reply\n", o.socket.c_str());
+    } else {
+      std::fprintf(stderr, "edgetap ctl: no reply from %s within %g s (--timeout)\n", o.socket.c_str(), o.timeout_s);
+    }
     return 1;
   }
   json reply = json::parse(*line, nullptr, false);

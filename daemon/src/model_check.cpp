@@ -80,7 +80,8 @@ class Checker {
                                      : config::WrittenAt{camera.line, 1, "camera '" + camera.name + "'." + key};
     const config::Problem problem{config_.path, at.line, at.column, at.key, message};
     const auto same = [&](const config::Problem& p) {
-      return p.line == problem.line && p.column == problem.column && p.key == problem.key && p.message == problem.message;
+      return p.line == problem.line && p.column == problem.column && p.key == problem.key &&
+             p.message == problem.message;
     };
     if (std::none_of(problems_.begin(), problems_.end(), same)) problems_.push_back(problem);
   }

@@ -118,8 +118,8 @@ std::string socket_directory_problem(const std::string& path, const std::string&
   std::string problem;
   if (::stat(dir.c_str(), &st) != 0) {
     const int stat_errno = errno;
-    problem = "its directory " + dir +
-              (stat_errno == ENOENT ? " does not exist" : std::string(" cannot be looked at: ") + std::strerror(stat_errno));
+    problem = "its directory " + dir + (stat_errno == ENOENT ? " does not exist" : " cannot be looked at: ") +
+              (stat_errno == ENOENT ? "" : std::strerror(stat_errno));
     if (dir == "/run/edgetap") problem += " (systemd makes it for the edgetapd service: RuntimeDirectory=edgetap)";
   } else if (!S_ISDIR(st.st_mode)) {
     problem = dir + " is not a directory";

@@ -41,9 +41,11 @@ TEST_F(ModelCheck, AGoodModelAndSizePass) {
 
 TEST_F(ModelCheck, ModelSizeNotAMultipleIsReportedAtTheKey) {
   const std::string problems = model_problems(dir, "cameras:\n  - name: a\n    source: test:ball\n"
-                                                   "    model_size: [100, 64]\n    edgetap: {model: tiny.safetensors}\n");
-  EXPECT_EQ(problems, yaml_path() + ":4:17: cameras[0] (camera 'a').model_size: 100x64 does not suit the edgetap model " +
-                          dir.file("tiny.safetensors") + ": both sides must be multiples of 32 (e.g. 96x64)\n");
+                                                   "    model_size: [100, 64]\n"
+                                                   "    edgetap: {model: tiny.safetensors}\n");
+  EXPECT_EQ(problems, yaml_path() + ":4:17: cameras[0] (camera 'a').model_size: 100x64 does not suit the edgetap " +
+                          "model " + dir.file("tiny.safetensors") +
+                          ": both sides must be multiples of 32 (e.g. 96x64)\n");
 }
 
 TEST_F(ModelCheck, AKltCameraIsNotChecked) {
