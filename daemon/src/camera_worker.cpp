@@ -92,10 +92,12 @@ void CameraWorker::start() {
   thread_ = std::thread([this] { track_loop(); });
 }
 
+// The tracking thread goes first: its supervise() may be restarting the
+// capture, which must not be stopped from this thread at the same time.
 void CameraWorker::stop() {
   stopping_ = true;
-  capture_.stop();
   if (thread_.joinable()) thread_.join();
+  capture_.stop();
 }
 
 void CameraWorker::track_loop() {
@@ -316,9 +318,9 @@ PointsChange CameraWorker::run_on_tracking_thread(std::function<PointsChange()> 
 }
 
 PointsChange CameraWorker::add_points(const std::vector<config::ExplicitPoint>& points,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout, std::size_t max_live) {
   return run_on_tracking_thread(
-      [this, points] {
+      [this, points, max_live] {
         PointsChange change;
         if (source_width_ == 0) {
           change.error = "no frame has been tracked yet: points are placed on the latest frame";
@@ -330,6 +332,9 @@ PointsChange CameraWorker::add_points(const std::vector<config::ExplicitPoint>& 
         for (const config::ExplicitPoint& p : points) {
           if (live_ids_.count(p.id)) {
             change.rejected.push_back(p.id + ": a track with this id exists");
+          } else if (live_ids_.size() >= max_live) {
+            change.rejected.push_back(p.id + ": the camera would track more than " + std::to_string(max_live) +
+                                      " points, the most add_points allows");
           } else if (p.x < 0 || p.y < 0 || p.x > source_width_ - 1 || p.y > source_height_ - 1) {
             change.rejected.push_back(p.id + ": outside the " + std::to_string(source_width_) + "x" +
                                       std::to_string(source_height_) + " image");

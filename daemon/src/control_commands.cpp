@@ -72,13 +72,6 @@ bool accept_id(const std::string& id, std::size_t index, std::vector<std::string
   return false;
 }
 
-// The camera's live tracks, which add_points may bring up to kMaxPointsPerCamera.
-std::size_t live_points(Runtime& runtime, const std::string& camera) {
-  std::size_t points = 0;
-  runtime.with_camera(camera, [&](CameraWorker& w) { points = w.stats().points; });
-  return points;
-}
-
 json add_points(Runtime& runtime, const std::string& camera, const json& request) {
   const json& list = request.contains("points") ? request["points"] : json();
   if (!list.is_array() || list.empty()) return error("'points' must be a non-empty list of {id, x, y}");
@@ -88,7 +81,6 @@ json add_points(Runtime& runtime, const std::string& camera, const json& request
   }
   std::vector<config::ExplicitPoint> points;
   std::vector<std::string> rejected;
-  std::size_t room = kMaxPointsPerCamera - std::min(kMaxPointsPerCamera, live_points(runtime, camera));
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json& p = list[i];
     if (!p.is_object() || !p.contains("id") || !p["id"].is_string() || !p.contains("x") || !p["x"].is_number() ||
@@ -98,17 +90,11 @@ json add_points(Runtime& runtime, const std::string& camera, const json& request
     }
     const std::string id = p["id"].get<std::string>();
     if (!accept_id(id, i, rejected)) continue;
-    if (room == 0) {
-      rejected.push_back(id + ": the camera would track more than " + std::to_string(kMaxPointsPerCamera) +
-                         " points, the most add_points allows");
-      continue;
-    }
-    --room;
     points.push_back({id, p["x"].get<double>(), p["y"].get<double>()});
   }
   PointsChange change;
   if (!points.empty()) {
-    runtime.with_camera(camera, [&](CameraWorker& w) { change = w.add_points(points, kApplyTimeout); });
+    runtime.with_camera(camera, [&](CameraWorker& w) { change = w.add_points(points, kApplyTimeout, kMaxPointsPerCamera); });
   }
   change.rejected.insert(change.rejected.begin(), rejected.begin(), rejected.end());
   return change_reply(change, "added");

@@ -62,7 +62,10 @@ class CameraWorker {
 
   // Adds tracks at source-image pixels of the latest frame / removes tracks.
   // Blocks until the tracking thread applied the change (or `timeout`).
-  PointsChange add_points(const std::vector<config::ExplicitPoint>& points, std::chrono::milliseconds timeout);
+  // Points past `max_live` live tracks (counted on the tracking thread, the
+  // points just added included) are rejected one by one, with the reason.
+  PointsChange add_points(const std::vector<config::ExplicitPoint>& points, std::chrono::milliseconds timeout,
+                          std::size_t max_live);
   PointsChange remove_points(const std::vector<std::string>& ids, std::chrono::milliseconds timeout);
 
  private:
