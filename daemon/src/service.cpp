@@ -38,6 +38,32 @@ bool Service::start_endpoints(const config::Config& config, std::string& error) 
   return control_ok && metrics_ok;
 }
 
+namespace {
+
+// Puts the endpoint `next` opens in place of `current`, which keeps serving
+// until the new one is open; where both need one place (`same_place`: a path
+// or port), the old one closes first and is reopened when the new one fails.
+// `open(settings, error)` returns null with `error` on failure.
+template <class Endpoint, class Settings, class Open>
+bool replace_endpoint(std::unique_ptr<Endpoint>& current, Settings& current_settings, const Settings& next,
+                      bool same_place, const Open& open, const char* what, std::string& error) {
+  if (same_place) current.reset();
+  auto opened = open(next, error);
+  if (!opened) {
+    if (same_place) {
+      std::string again;
+      current = open(current_settings, again);
+      if (!current) error += std::string("; reopening the old ") + what + " failed too: " + again;
+    }
+    return false;
+  }
+  current = std::move(opened);  // an old one elsewhere closes only now
+  current_settings = next;
+  return true;
+}
+
+}  // namespace
+
 bool Service::swap_control(const config::ControlConfig& next, std::string& error) {
   if (control_ && next == control_config_) return true;
   if (next.socket_path.empty()) {
@@ -53,19 +79,7 @@ bool Service::swap_control(const config::ControlConfig& next, std::string& error
     return control;
   };
   const bool same_path = control_ && next.socket_path == control_config_.socket_path;
-  if (same_path) control_.reset();  // the new one takes over the path
-  auto control = open(next, error);
-  if (!control) {
-    if (same_path) {
-      std::string again;
-      control_ = open(control_config_, again);
-      if (!control_) error += "; reopening the old control socket failed too: " + again;
-    }
-    return false;
-  }
-  control_ = std::move(control);  // an old one on another path closes only now
-  control_config_ = next;
-  return true;
+  return replace_endpoint(control_, control_config_, next, same_path, open, "control socket", error);
 }
 
 bool Service::swap_metrics(const config::MetricsConfig& next, std::string& error) {
@@ -80,21 +94,8 @@ bool Service::swap_metrics(const config::MetricsConfig& next, std::string& error
     if (!metrics->start(settings.address, settings.port, why)) metrics.reset();
     return metrics;
   };
-  const bool same_port =
-      metrics_ && next.address == metrics_config_.address && next.port == metrics_config_.port;
-  if (same_port) metrics_.reset();  // the new one takes over the port
-  auto metrics = open(next, error);
-  if (!metrics) {
-    if (same_port) {
-      std::string again;
-      metrics_ = open(metrics_config_, again);
-      if (!metrics_) error += "; reopening the old metrics endpoint failed too: " + again;
-    }
-    return false;
-  }
-  metrics_ = std::move(metrics);  // an old one on another port closes only now
-  metrics_config_ = next;
-  return true;
+  const bool same_port = metrics_ && next.address == metrics_config_.address && next.port == metrics_config_.port;
+  return replace_endpoint(metrics_, metrics_config_, next, same_port, open, "metrics endpoint", error);
 }
 
 std::string Service::status_line() const {
