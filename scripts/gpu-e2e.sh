@@ -17,8 +17,10 @@
 #   many  16 cameras: the governor steps down, track ids kept across rung changes
 #   fault 4 cameras, EDGETAP_INJECT_CUDA_FAULT=600: one camera's session fails after
 #         20 s; it falls back one rung and publishes again, the others keep their rate
+#   starts 2, 4 and 16 cameras started E2E_STARTS times each (default 10) for E2E_START_SECONDS
+#         (default 8): aborts, failed rungs, and frames captured but not tracked
 # E2E_SECONDS (default 60) is each scenario's length, E2E_POINTS_SIDE (32) the grid's
-# side, E2E_SCENARIOS (default "one four many fault") which run.
+# side, E2E_SCENARIOS (default "one four many fault starts") which run.
 # On a host without a GPU, EDGETAP_CUDA_PLUGIN naming another plugin (the test
 # suite's stand-in) runs the same scenarios on the CPU engine, to try the script.
 set -euo pipefail
@@ -142,6 +144,45 @@ PY
   grep -E "failed|error" "$work/edgetapd.log" | head -5 | tee -a "$out/summary.txt" || true
 }
 
+# starts N: starts edgetapd with N cameras E2E_STARTS times, each for E2E_START_SECONDS, one
+# subscriber; counts the runs that ended other than by the TERM sent, and sums each run's stats.
+starts() {
+  local n=$1 times=${E2E_STARTS:-10} seconds=${E2E_START_SECONDS:-8} i pid rc aborts=0
+  work=$out/starts-$n
+  mkdir -p "$work"
+  configuration "$n" >"$work/edgetap.yaml"
+  for ((i = 1; i <= times; ++i)); do
+    "${runner[@]}" "$work/edgetap.yaml" >"$work/edgetapd-$i.log" 2>&1 &
+    pid=$!
+    python3 scripts/e2e_subscriber.py --socket "$work/tracks.sock" --seconds "$seconds" --out "$work/seen-$i.json" || true
+    control '{"cmd": "stats"}' >"$work/stats-$i.json" || echo '{}' >"$work/stats-$i.json"
+    kill -TERM "$pid" 2>/dev/null || true
+    rc=0; wait "$pid" || rc=$?
+    if ((rc != 0)); then aborts=$((aborts + 1)); echo "start $i: edgetapd exited with status $rc" >>"$work/aborts.txt"; fi
+  done
+  python3 - "$work" "$n" "$times" "$aborts" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+work, n, times, aborts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+captured = tracked = drops = strided = failures = changes = lost = 0
+rungs = set()
+for i in range(1, times + 1):
+    try:
+        cams = json.load(open(f"{work}/stats-{i}.json")).get("cameras", [])
+        seen = json.load(open(f"{work}/seen-{i}.json"))
+    except (OSError, ValueError):
+        continue
+    for c in cams:
+        captured += c.get("frames_captured", 0); tracked += c.get("frames_tracked", 0)
+        drops += c.get("queue_drops", 0); strided += c.get("frames_strided", 0)
+        failures += c.get("rung_failures", 0); changes += c.get("rung_changes", 0)
+    for s in seen.values():
+        rungs.update(s["rungs"]); lost += len(s["ids_lost_at_rung_change"])
+print(f"== starts: {n} cameras x {times} starts: {aborts} aborts, {failures} failed rungs, {changes} rung changes, "
+      f"{tracked} of {captured} captured frames tracked ({drops} dropped by the queue, {strided} strided, "
+      f"the rest in flight at the stats request), ids lost at a rung change {lost} times; rungs seen: {', '.join(sorted(rungs))}")
+PY
+}
+
 run() {
   out=$(realpath -m "$1")
   mkdir -p "$out"
@@ -154,12 +195,13 @@ run() {
   runner=("$unpacked/edgetapd" --allow-root --config)
   "$unpacked/edgetapd" --help | grep -q -- --allow-root || runner=("$unpacked/edgetapd" --config)
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/summary.txt"
-  for name in ${E2E_SCENARIOS:-one four many fault}; do
+  for name in ${E2E_SCENARIOS:-one four many fault starts}; do
     case "$name" in
       one) scenario one 1 ;;
       four) scenario four 4 ;;
       many) scenario many 16 ;;
       fault) scenario fault 4 EDGETAP_INJECT_CUDA_FAULT=600 ;;
+      starts) starts 2; starts 4; starts 16 ;;
       *) echo "gpu-e2e: unknown scenario $name" >&2; exit 2 ;;
     esac
   done
