@@ -20,7 +20,8 @@ namespace {
 using detail::YamlReader;
 
 const std::vector<std::string> kSettingKeys = {"model_size", "tracker", "queries", "klt",     "edgetap",
-                                               "budget_ms",  "ladder",  "governor", "capture", "publish"};
+                                               "budget_ms",  "ladder",  "governor", "capture", "publish",
+                                               "mqtt"};
 
 void read_points(YamlReader& r, const YAML::Node& list, const std::string& path, std::vector<ExplicitPoint>& out) {
   r.read_map_list(list, path, "expected a list of points {id, x, y}", {"id", "x", "y"}, out,
@@ -165,6 +166,13 @@ void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& pa
       r.read_bool(p, at, "mqtt", cam.publish.mqtt);
     }
   }
+  if (const YAML::Node m = node["mqtt"]) {
+    const std::string at = YamlReader::join(path, "mqtt");
+    if (r.expect_map(m, at, {"every_n", "max_rate_hz"})) {
+      r.read_int(m, at, "every_n", 1, 10000, cam.mqtt.every_n);
+      r.read_double(m, at, "max_rate_hz", 0.0, 1000.0, cam.mqtt.max_rate_hz);
+    }
+  }
 }
 
 // A model file named relative to the configuration file's folder, made absolute.
@@ -303,8 +311,9 @@ Config parse(const YAML::Node& root, YamlReader& r, const std::string& name, con
     }
   }
   const YAML::Node cameras = root["cameras"];
-  if (!cameras || !cameras.IsSequence() || cameras.size() == 0) {
-    r.problem(cameras ? cameras : root, "cameras", "expected a non-empty list of cameras");
+  // An empty list is a valid file: the daemon starts, says what to edit, and a reload adds cameras.
+  if (!cameras || !cameras.IsSequence()) {
+    r.problem(cameras ? cameras : root, "cameras", "expected a list of cameras ('cameras: []' for none yet)");
     return config;
   }
   std::map<std::string, int> lines_by_name;

@@ -76,7 +76,7 @@ void read_metrics(YamlReader& r, const YAML::Node& node, MetricsConfig& out) {
 
 void read_mqtt(YamlReader& r, const YAML::Node& node, MqttConfig& out) {
   if (!r.expect_map(node, "mqtt", {"enabled", "host", "port", "client_id", "topic_prefix", "keepalive_s", "qos",
-                                   "credentials_file", "tls", "retry"})) {
+                                   "credentials_file", "tls", "retry", "stats_every_s"})) {
     return;
   }
   r.read_bool(node, "mqtt", "enabled", out.enabled);
@@ -87,6 +87,7 @@ void read_mqtt(YamlReader& r, const YAML::Node& node, MqttConfig& out) {
   r.read_int(node, "mqtt", "keepalive_s", 5, 3600, out.keepalive_s);
   r.read_int(node, "mqtt", "qos", 0, 1, out.qos);
   r.read_string(node, "mqtt", "credentials_file", out.credentials_file, true);
+  r.read_int(node, "mqtt", "stats_every_s", 0, 3600, out.stats_every_s);
   if (const YAML::Node tls = node["tls"]) {
     if (r.expect_map(tls, "mqtt.tls", {"ca_file", "cert_file", "key_file"})) {
       r.read_string(tls, "mqtt.tls", "ca_file", out.ca_file, true);

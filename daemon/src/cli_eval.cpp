@@ -35,9 +35,9 @@ a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence
   --mode MODE      first (default), strided or both; strided adds a pass backward in time
   --iters N        edgetap: refinement iterations per frame (default: the model's own)
   --model FILE     edgetap: the network's weights (.safetensors, its .json beside;
-                   default: the bundled models/edgetap-small)
+                   default: the bundled )" EDGETAP_INSTALL_DATA_DIR R"(/models/edgetap-small.safetensors)
   --no-refinement  edgetap: score the network's positions, without the template
-                   refinement the model's .json may declare (models/INFERENCE.md)
+                   refinement the model's .json may declare (INFERENCE.md in the sources' models/)
   --support-grid N edgetap: track an unpublished N x N grid of support points from each
                    clip's first frame (default: the model's .json, support_grid; 0: none)
   --size WxH       frame size the tracker sees (default 256x256); "native" keeps each clip's
@@ -51,7 +51,7 @@ a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence
   --grid N         --gt-free: N x N queries in the first frame (default 16)
   --quiet          no progress on stderr
   --record-trace DIR   also write every tracker call and frame to DIR (new or empty),
-                   for edgetap-trace-run on a host without OpenCV (eval/README.md)
+                   for edgetap-trace-run on a host without OpenCV (README.md in the sources' eval/)
   --replay-trace FILE  score the answers in FILE (edgetap-trace-run's output) instead of
                    running a tracker: the same datasets and options as the recording;
                    --tracker only names what is printed (default "replay")

@@ -30,8 +30,9 @@ namespace {
 constexpr const char* kUsage = R"(usage: edgetap run [--config FILE | --source URI] [options]
 
 Tracks until every source ends (files), the duration passes, or Ctrl-C.
-With neither --config nor --source it tracks the bundled demo clip.
-  --config FILE       a configuration file (see config/edgetap.yaml)
+With neither --config nor --source it tracks the bundled demo clip
+()" EDGETAP_INSTALL_DATA_DIR R"(/demo/vtest-pedestrians.avi).
+  --config FILE       a configuration file (the annotated example: /etc/edgetap/edgetap.yaml)
   --source URI        one camera: file://PATH, rtsp://URL, v4l2:///dev/videoN, test:PATTERN
   --grid N            for --source: an N x N grid of query points, 1..256 (default 16)
   --tracker NAME      for --source: edgetap (default: the network, bundled model) or klt

@@ -1,6 +1,7 @@
 #include "edgetap/daemon/control_commands.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "edgetap/daemon/health.hpp"
 #include "edgetap/daemon/point_ids.hpp"
@@ -31,7 +32,9 @@ json list(Runtime& runtime) {
   return {{"ok", true}, {"cameras", cameras}};
 }
 
-json stats(Runtime& runtime) {
+}  // namespace
+
+json stats_reply(Runtime& runtime) {
   const Snapshot snapshot = runtime.snapshot();
   json cameras = json::array();
   for (const CameraStats& c : snapshot.cameras) cameras.push_back(camera_json(c));
@@ -45,10 +48,23 @@ json stats(Runtime& runtime) {
     reply["mqtt"] = {{"connected", snapshot.mqtt->connected},
                      {"published", snapshot.mqtt->published},
                      {"dropped", snapshot.mqtt->dropped},
-                     {"connects", snapshot.mqtt->connects}};
+                     {"connects", snapshot.mqtt->connects},
+                     {"throttled", snapshot.mqtt->throttled}};
   }
   return reply;
 }
+
+json mqtt_stats_message(Runtime& runtime) {
+  json message = stats_reply(runtime);
+  message.erase("ok");
+  message["v"] = 1;
+  message["type"] = "stats";
+  message["publish_us"] = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+  return message;
+}
+
+namespace {
 
 json change_reply(const PointsChange& change, const char* applied_key) {
   if (!change.error.empty()) return error(change.error);
@@ -127,7 +143,7 @@ json remove_points(Runtime& runtime, const std::string& camera, const json& requ
 json handle_control_request(Runtime& runtime, const json& request) {
   const std::string cmd = request.value("cmd", "");
   if (cmd == "list") return list(runtime);
-  if (cmd == "stats") return stats(runtime);
+  if (cmd == "stats") return stats_reply(runtime);
   if (cmd != "add_points" && cmd != "remove_points") {
     return error("unknown cmd '" + cmd + "' (list, stats, add_points, remove_points)");
   }

@@ -70,6 +70,8 @@ std::string format_prometheus(const Snapshot& s) {
            static_cast<double>(s.mqtt->dropped));
     scalar(out, "edgetap_mqtt_connects_total", "counter", "Successful MQTT connections.",
            static_cast<double>(s.mqtt->connects));
+    scalar(out, "edgetap_mqtt_throttled_total", "counter", "Messages the cameras' mqtt throttles kept from the broker.",
+           static_cast<double>(s.mqtt->throttled));
   }
   return out;
 }

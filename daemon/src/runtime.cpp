@@ -148,8 +148,16 @@ Snapshot Runtime::snapshot() const {
   snapshot.cameras = stats();
   std::lock_guard lock(mutex_);
   if (publisher_) snapshot.socket = publisher_->stats();
-  if (mqtt_) snapshot.mqtt = mqtt_->stats();
+  if (mqtt_) {
+    snapshot.mqtt = mqtt_->stats();
+    snapshot.mqtt->throttled = router_.mqtt_held_back();
+  }
   return snapshot;
+}
+
+void Runtime::publish_mqtt_stats(const std::string& json) {
+  std::lock_guard lock(mutex_);
+  if (mqtt_) mqtt_->publish_stats(json);
 }
 
 config::Config Runtime::config() const {

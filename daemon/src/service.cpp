@@ -98,8 +98,21 @@ bool Service::swap_metrics(const config::MetricsConfig& next, std::string& error
   return replace_endpoint(metrics_, metrics_config_, next, same_port, open, "metrics endpoint", error);
 }
 
+namespace {
+
+// What a daemon with no cameras says in its STATUS= line and log, so that the
+// first `systemctl status edgetapd` after install tells the operator what to do.
+std::string no_cameras_hint(const std::string& config_path) {
+  return "no cameras configured: add one under 'cameras:' in " + config_path +
+         " (commented examples for RTSP, V4L2 and files are there), check it with `edgetap check-config " +
+         config_path + "`, then `systemctl reload edgetapd`";
+}
+
+}  // namespace
+
 std::string Service::status_line() const {
   const Snapshot s = runtime_->snapshot();
+  if (s.cameras.empty()) return no_cameras_hint(config_path_) + fmt::format("; {} subscribers", s.socket.subscribers);
   const auto running = std::count_if(s.cameras.begin(), s.cameras.end(), [](const auto& c) { return c.state == "running"; });
   return fmt::format("{} of {} cameras running, {} subscribers", running, s.cameras.size(), s.socket.subscribers);
 }
@@ -128,11 +141,13 @@ int Service::run() {
     notifier_.status("failed to start: " + error);
     return 1;
   }
+  if (config.cameras.empty()) log_->warn("{}", no_cameras_hint(config_path_));
   notifier_.ready(status_line());
   const auto watchdog = duration_cast<milliseconds>(notifier_.watchdog_interval());
   const milliseconds tick = watchdog.count() > 0 ? std::min(milliseconds(1000), watchdog / 2) : milliseconds(1000);
   if (watchdog.count() > 0) log_->info("systemd watchdog: pinging every {} ms", tick.count());
   auto last_stats = steady_clock::now();
+  auto last_mqtt_stats = steady_clock::time_point{};  // the first tick sends them
   for (;;) {
     const int signal = signals_.wait(tick);
     notifier_.watchdog();
@@ -145,6 +160,11 @@ int Service::run() {
     if (stats_every_s_ > 0 && steady_clock::now() - last_stats > seconds(stats_every_s_)) {
       last_stats = steady_clock::now();
       log_->info("cameras:\n{}", format_summary(runtime_->stats()));
+    }
+    if (const int every_s = runtime_->config().mqtt.stats_every_s;
+        every_s > 0 && steady_clock::now() - last_mqtt_stats >= seconds(every_s)) {
+      last_mqtt_stats = steady_clock::now();
+      runtime_->publish_mqtt_stats(mqtt_stats_message(*runtime_).dump());
     }
   }
   notifier_.stopping("stopping");
@@ -181,6 +201,7 @@ void Service::reload() {
     return;
   }
   log_->info("reloaded: {}", summary.to_string());
+  if (next.cameras.empty()) log_->warn("{}", no_cameras_hint(config_path_));
   notifier_.ready(status_line());
 }
 

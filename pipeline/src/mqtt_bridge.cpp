@@ -133,6 +133,12 @@ void MqttBridge::publish(const std::string& camera, const std::string& json) {
   }
 }
 
+void MqttBridge::publish_stats(const std::string& json) {
+  if (client_ == nullptr || !connected_) return;
+  mosquitto_publish(client_, nullptr, stats_topic().c_str(), static_cast<int>(json.size()), json.data(), settings_.qos,
+                    true);
+}
+
 MqttStats MqttBridge::stats() const { return {connected_.load(), published_.load(), dropped_.load(), connects_.load()}; }
 
 }  // namespace edgetap::pipeline

@@ -249,3 +249,95 @@ TEST(Mqtt, UnreadableCredentialsFileIsAClearStartError) {
   EXPECT_FALSE(runtime.start(error));
   EXPECT_NE(error.find("/nonexistent/cred"), std::string::npos) << error;
 }
+
+namespace {
+
+// The `seq` of every message on `topic`, in arrival order (a subscriber on that one topic).
+class SeqRecorder {
+ public:
+  SeqRecorder(int port, const std::string& topic) : topic_(topic) {
+    mosquitto_lib_init();
+    client_ = mosquitto_new(nullptr, true, this);
+    mosquitto_message_callback_set(client_, [](mosquitto*, void* self, const mosquitto_message* m) {
+      auto* r = static_cast<SeqRecorder*>(self);
+      const auto message = nlohmann::json::parse(
+          std::string(static_cast<const char*>(m->payload), static_cast<std::size_t>(m->payloadlen)));
+      std::lock_guard lock(r->mutex_);
+      r->seqs_.push_back(message["seq"].get<std::uint64_t>());
+    });
+    mosquitto_connect_callback_set(client_, [](mosquitto* c, void* self, int) {
+      mosquitto_subscribe(c, nullptr, static_cast<SeqRecorder*>(self)->topic_.c_str(), 1);
+    });
+    mosquitto_connect(client_, "127.0.0.1", port, 30);
+    mosquitto_loop_start(client_);
+  }
+  ~SeqRecorder() {
+    mosquitto_disconnect(client_);
+    mosquitto_loop_stop(client_, true);
+    mosquitto_destroy(client_);
+  }
+  std::vector<std::uint64_t> seqs() {
+    std::lock_guard lock(mutex_);
+    return seqs_;
+  }
+
+ private:
+  std::string topic_;
+  mosquitto* client_ = nullptr;
+  std::mutex mutex_;
+  std::vector<std::uint64_t> seqs_;
+};
+
+}  // namespace
+
+TEST(Mqtt, EveryNthAndMaxRateThrottlePerCamera) {
+  test::TempDir dir;
+  const int port = free_port();
+  auto broker = start_broker(dir, port);
+  const std::string yaml =
+      "publisher: {socket: '" + dir.file("t.sock") + "'}\ncontrol: {socket: ''}\nmetrics: {listen: ''}\n" +
+      "mqtt: {enabled: true, host: 127.0.0.1, port: " + std::to_string(port) + ", client_id: box1}\n" +
+      "defaults: {model_size: [80, 60], queries: {grid: [2, 2]}, tracker: klt}\n"
+      "cameras:\n  - {name: nth, source: 'test:ball?width=160&height=120&fps=30', mqtt: {every_n: 4}}\n"
+      "  - {name: slow, source: 'test:ball?width=160&height=120&fps=30', mqtt: {max_rate_hz: 2}}\n";
+  SeqRecorder nth(port, "edgetap/nth/tracks");
+  SeqRecorder slow(port, "edgetap/slow/tracks");
+  daemon::Runtime runtime(config::load_string(yaml, "t.yaml", dir.path().string()));
+  std::string error;
+  ASSERT_TRUE(runtime.start(error)) << error;
+  ASSERT_TRUE(eventually([&] { return nth.seqs().size() >= 5 && slow.seqs().size() >= 3; }, 30s))
+      << "every_n 4 sent " << nth.seqs().size() << ", max_rate_hz 2 sent " << slow.seqs().size();
+  runtime.stop();
+  // every_n: consecutive messages 4 frames apart (QoS 0 on loopback loses none).
+  const auto n = nth.seqs();
+  for (std::size_t i = 1; i < n.size(); ++i) EXPECT_EQ(n[i] - n[i - 1], 4u) << "message " << i;
+  // max_rate_hz at 30 fps: frames are held back between messages (the unit test checks the spacing).
+  const auto s = slow.seqs();
+  for (std::size_t i = 1; i < s.size(); ++i) EXPECT_GT(s[i] - s[i - 1], 1u) << "message " << i;
+  const auto stats = runtime.snapshot().mqtt;
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_GT(stats->throttled, 0u);
+}
+
+TEST(Mqtt, RetainedStatsFromTheDaemon) {
+  test::TempDir dir;
+  const int port = free_port();
+  auto broker = start_broker(dir, port);
+  const std::string config = dir.write(
+      "edgetap.yaml", config_yaml(dir, port, ", stats_every_s: 1") + "control: {socket: ''}\nmetrics: {listen: ''}\n");
+  {
+    test::ChildProcess daemon({EDGETAP_DAEMON, "--config", config, "--allow-root"}, false);
+    Subscriber first(port);
+    ASSERT_TRUE(first.wait_for("edgetap/box1/stats", "", 20s)) << "no stats message";
+  }
+  // The daemon is gone: a subscriber that connects now gets its last stats from the broker (retained).
+  Subscriber later(port);
+  ASSERT_TRUE(later.wait_for("edgetap/box1/stats", "", 5s)) << "the stats message is not retained";
+  const auto stats = nlohmann::json::parse(later.last("edgetap/box1/stats"));
+  EXPECT_EQ(stats["v"], 1);
+  EXPECT_EQ(stats["type"], "stats");
+  EXPECT_FALSE(stats.contains("ok"));
+  ASSERT_EQ(stats["cameras"].size(), 2u) << stats.dump();
+  EXPECT_EQ(stats["cameras"][0]["name"], "yard");
+  EXPECT_TRUE(stats["mqtt"]["connected"].get<bool>());
+}

@@ -2,6 +2,8 @@
 // class of bad input, each checking the message names line and key.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "edgetap/config/load.hpp"
@@ -24,16 +26,41 @@ std::string problems_of(const std::string& yaml) {
 
 }  // namespace
 
-TEST(Config, ShippedExampleLoads) {
+std::string shipped_configuration() {
+  std::ifstream in(std::string(EDGETAP_SOURCE_DIR) + "/config/edgetap.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(Config, ShippedConfigurationStartsNoCamera) {
   const Config config = load_file(std::string(EDGETAP_SOURCE_DIR) + "/config/edgetap.yaml");
-  ASSERT_EQ(config.cameras.size(), 1u);
-  const CameraConfig& cam = config.cameras[0];
-  EXPECT_EQ(cam.name, "test-pattern");
-  EXPECT_EQ(cam.source.kind, SourceKind::test);
-  EXPECT_EQ(cam.source.location, "pinwheel");
-  EXPECT_EQ(cam.source.test_speed, 2);
-  EXPECT_EQ(cam.queries.policy, QueryPolicy::features);
+  EXPECT_TRUE(config.cameras.empty());
   EXPECT_EQ(config.publisher.socket_path, "/run/edgetap/tracks.sock");
+}
+
+// The commented camera examples are what an operator uncomments: they must load as written.
+TEST(Config, ShippedCameraExamplesLoadWhenUncommented) {
+  std::istringstream in(shipped_configuration());
+  std::string text, line;
+  while (std::getline(in, line)) {
+    if (line == "cameras: []") line = "cameras:";
+    if (line.rfind("#  ", 0) == 0) line = line.substr(1);  // "#  - name: ..." and its indented keys
+    text += line + "\n";
+  }
+  const Config config = load_string(text, "uncommented.yaml", "/etc/edgetap");
+  ASSERT_EQ(config.cameras.size(), 4u) << text;
+  EXPECT_EQ(config.cameras[0].source.kind, SourceKind::rtsp);
+  EXPECT_EQ(config.cameras[1].source.kind, SourceKind::v4l2);
+  EXPECT_EQ(config.cameras[2].source.kind, SourceKind::file);
+  EXPECT_EQ(config.cameras[2].queries.policy, QueryPolicy::points);
+  EXPECT_EQ(config.cameras[3].source.kind, SourceKind::test);
+}
+
+TEST(Config, EmptyCameraListIsValidButMissingListIsNot) {
+  EXPECT_TRUE(load_string("cameras: []\n", "test.yaml", "/base").cameras.empty());
+  const std::string text = problems_of("version: 1\n");
+  EXPECT_NE(text.find("cameras: expected a list of cameras"), std::string::npos) << text;
 }
 
 TEST(Config, CameraOverridesDefaultsMapsMergeListsReplace) {

@@ -112,6 +112,15 @@ struct PublishSettings {        // key: publish
   bool operator==(const PublishSettings&) const = default;
 };
 
+// A camera's own `mqtt` key: how many of its messages go to the broker (the
+// top-level `mqtt` section is the broker connection). A message is sent when
+// both limits let it through; the track socket always gets every message.
+struct MqttThrottleSettings {   // key: mqtt (in defaults or a camera)
+  int every_n = 1;              // every_n: send every n-th processed frame's message [1, 10000]
+  double max_rate_hz = 0;       // max_rate_hz: at most this many messages a second (0 = no limit) [0, 1000]
+  bool operator==(const MqttThrottleSettings&) const = default;
+};
+
 struct CameraConfig {
   std::string name;
   Source source;
@@ -126,6 +135,7 @@ struct CameraConfig {
   GovernorSettings governor;
   CaptureSettings capture;
   PublishSettings publish;
+  MqttThrottleSettings mqtt;
   int line = 0;                 // where the camera is defined in the file (1-based)
   bool operator==(const CameraConfig&) const = default;
 };
@@ -165,6 +175,7 @@ struct MqttConfig {                         // key: mqtt
   std::string key_file;                     // tls.key_file
   int retry_initial_ms = 500;               // retry.initial_ms
   int retry_max_ms = 30000;                 // retry.max_ms
+  int stats_every_s = 5;                    // stats_every_s: retained <prefix>/<client_id>/stats this often (0 = never)
   bool operator==(const MqttConfig&) const = default;
 };
 

@@ -22,5 +22,10 @@ inline constexpr std::size_t kMaxPointsPerRequest = 1000;
 inline constexpr std::size_t kMaxPointsPerCamera = 4096;
 
 nlohmann::json handle_control_request(Runtime& runtime, const nlohmann::json& request);
+// The reply to {"cmd": "stats"}; also the body of the MQTT stats message.
+nlohmann::json stats_reply(Runtime& runtime);
+// The retained MQTT stats message: the stats reply without "ok", with
+// "v": 1, "type": "stats" and "publish_us" (wall clock, microseconds since the epoch).
+nlohmann::json mqtt_stats_message(Runtime& runtime);
 
 }  // namespace edgetap::daemon

@@ -1,13 +1,16 @@
 // The one MessageSink every camera publishes to. It forwards each message to
 // the track socket and the MQTT bridge as the camera's `publish` settings say.
+// MQTT gets only what the camera's throttle (its `mqtt` key) lets through.
 // Its targets can be swapped on reload while cameras keep publishing.
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 
 #include "edgetap/config/config.hpp"
+#include "edgetap/daemon/mqtt_throttle.hpp"
 #include "edgetap/pipeline/message_sink.hpp"
 
 namespace edgetap::daemon {
@@ -18,13 +21,21 @@ class OutputRouter final : public pipeline::MessageSink {
 
   void set_socket(pipeline::MessageSink* socket);
   void set_mqtt(pipeline::MessageSink* mqtt);
+  // A camera whose throttle settings are unchanged keeps its throttle's state.
   void set_routes(const std::vector<config::CameraConfig>& cameras);
+  // Messages the throttles kept from MQTT, all cameras of the current routes.
+  std::uint64_t mqtt_held_back() const;
 
  private:
-  std::shared_mutex mutex_;
+  struct Route {
+    config::PublishSettings publish;
+    MqttThrottle throttle;
+  };
+  mutable std::shared_mutex mutex_;
+  mutable std::mutex throttle_mutex_;  // the throttles' state, under a shared lock of mutex_
   pipeline::MessageSink* socket_ = nullptr;
   pipeline::MessageSink* mqtt_ = nullptr;
-  std::map<std::string, config::PublishSettings, std::less<>> routes_;
+  std::map<std::string, Route, std::less<>> routes_;
 };
 
 }  // namespace edgetap::daemon

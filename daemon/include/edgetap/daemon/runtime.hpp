@@ -50,6 +50,8 @@ class Runtime {
   std::vector<CameraStats> stats() const;
   pipeline::PublisherStats publisher_stats() const;
   Snapshot snapshot() const;
+  // Sends `json` as the retained MQTT stats message where the bridge is enabled.
+  void publish_mqtt_stats(const std::string& json);
   config::Config config() const;
   // Runs `action` on the named camera under the runtime's lock; false when there is none.
   bool with_camera(const std::string& name, const std::function<void(CameraWorker&)>& action);

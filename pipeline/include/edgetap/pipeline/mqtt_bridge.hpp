@@ -1,6 +1,7 @@
 // The MQTT bridge: the track socket's messages on <prefix>/<camera>/tracks,
 // and an availability topic <prefix>/<client_id>/status ("online", retained;
-// the broker publishes "offline" as the last will when the connection drops).
+// the broker publishes "offline" as the last will when the connection drops),
+// and the daemon's statistics, retained, on <prefix>/<client_id>/stats.
 // libmosquitto's own thread reconnects with exponential backoff; messages
 // published while disconnected are dropped and counted, never queued without bound.
 #pragma once
@@ -23,6 +24,7 @@ struct MqttStats {
   std::uint64_t published = 0;
   std::uint64_t dropped = 0;     // not sent: disconnected or rejected by the client library
   std::uint64_t connects = 0;    // successful connections, first one included
+  std::uint64_t throttled = 0;   // held back by the cameras' `mqtt` throttles (counted by the daemon's router)
 };
 
 class MqttBridge final : public MessageSink {
@@ -36,10 +38,14 @@ class MqttBridge final : public MessageSink {
   bool start(std::string& error);
   void stop();
   void publish(const std::string& camera, const std::string& json) override;
+  // `json` on <prefix>/<client_id>/stats, retained, so a fleet dashboard that
+  // connects later still sees each daemon's last statistics. Dropped while disconnected.
+  void publish_stats(const std::string& json);
   MqttStats stats() const;
 
   const std::string& client_id() const noexcept { return client_id_; }
   std::string status_topic() const { return settings_.topic_prefix + "/" + client_id_ + "/status"; }
+  std::string stats_topic() const { return settings_.topic_prefix + "/" + client_id_ + "/stats"; }
   std::string tracks_topic(const std::string& camera) const { return settings_.topic_prefix + "/" + camera + "/tracks"; }
 
  private:
