@@ -19,6 +19,7 @@ RUNTIME_PACKAGES=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-rtsp
   python3 mosquitto openssl
+  python3-jsonschema python3-yaml   # tests/integration/schema_test.py
 )
 
 missing=()

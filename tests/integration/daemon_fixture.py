@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 
-KLT_CAMERA = ("  - name: {name}\n    source: test:ball?width=320&height=240&fps=20&speed=1\n"
+KLT_CAMERA = ("  - name: {name}\n    source: test:pinwheel?width=320&height=240&fps=20&speed=1\n"
               "    tracker: klt\n    model_size: [128, 96]\n    queries: {{grid: [4, 3]}}\n")
 
 
