@@ -45,11 +45,13 @@ arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 deb=build/deb/edgetap_${version}_${arch}.deb
 data_deb=build/deb/edgetap-data_${version}_all.deb
 cuda_deb=build/deb/edgetap-cuda_${version}_${arch}.deb
+dev_deb=build/deb/edgetap-dev_${version}_all.deb
+python_deb=build/deb/python3-edgetap_${version}_all.deb
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 plugin=/usr/lib/$multiarch/edgetap/libedgetap-cuda.so
 work=$root/build/pkg-test
 [ "$build" = yes ] && packaging/build-deb.sh
-for d in "$deb" "$data_deb"; do
+for d in "$deb" "$data_deb" "$dev_deb" "$python_deb"; do
   [ -f "$d" ] || { echo "test-package: $d missing; run packaging/build-deb.sh (or pass --build)" >&2; exit 1; }
 done
 rm -rf "$work"
@@ -144,8 +146,16 @@ check_files "$work/contents-data.txt" \
   /usr/share/edgetap/models/edgetap-small.safetensors /usr/share/edgetap/models/edgetap-small.json \
   /usr/share/edgetap/models/edgetap-large.safetensors /usr/share/edgetap/models/edgetap-large.json \
   /usr/share/edgetap/demo/vtest-pedestrians.avi /usr/share/edgetap/demo/README.md \
+  $(cd schema && printf '/usr/share/edgetap/schema/%s ' *.schema.json) \
   /usr/share/doc/edgetap-data/copyright /usr/share/doc/edgetap-data/changelog.gz \
   /usr/share/lintian/overrides/edgetap-data
+dpkg-deb --contents "$dev_deb" >"$work/contents-dev.txt"
+check_files "$work/contents-dev.txt" /usr/include/edgetap/client.hpp /usr/share/pkgconfig/edgetap-client.pc \
+  /usr/share/doc/edgetap-dev/copyright /usr/share/doc/edgetap-dev/changelog.gz
+dpkg-deb --contents "$python_deb" >"$work/contents-python.txt"
+check_files "$work/contents-python.txt" /usr/lib/python3/dist-packages/edgetap/__init__.py \
+  /usr/lib/python3/dist-packages/edgetap/client.py \
+  /usr/share/doc/python3-edgetap/copyright /usr/share/doc/python3-edgetap/changelog.gz
 if [ "$have_cuda_deb" = yes ]; then
   dpkg-deb --contents "$cuda_deb" >"$work/contents-cuda.txt"
   check_files "$work/contents-cuda.txt" "$plugin" \
@@ -154,6 +164,18 @@ fi
 for b in /usr/bin/edgetapd /usr/bin/edgetap; do
   grep -q "^-rwxr-xr-x root/root .* \.$b\$" "$work/contents.txt" && ok "$b is 0755 root:root" || fail "$b is not 0755 root:root"
 done
+
+section "no build path in the programs"
+# The packages are built in build/deb/src/edgetap-<version>/ (obj-<triplet>/ inside): no
+# string of the programs may name it or this checkout (the data-directory fallback is
+# compiled in only with EDGETAP_SOURCE_TREE_DATA, which debian/rules turns off).
+dpkg-deb --extract "$deb" "$work/extracted"
+for b in usr/bin/edgetapd usr/bin/edgetap; do
+  leaks=$(strings "$work/extracted/$b" | grep -E "build/deb/src|obj-$(dpkg-architecture -qDEB_HOST_GNU_TYPE)|$root" || true)
+  [ -z "$leaks" ] && ok "/$b names no build directory" || fail "/$b embeds build paths: $(head -3 <<<"$leaks")"
+done
+strings "$work/extracted/usr/bin/edgetap" | grep -q '/usr/share/edgetap/demo/vtest-pedestrians.avi' &&
+  ok "edgetap looks for the demo clip in /usr/share/edgetap" || fail "edgetap does not name /usr/share/edgetap/demo"
 
 section "conffiles and maintainer scripts"
 dpkg-deb --control "$deb" "$work/control"
@@ -261,6 +283,9 @@ with open(sys.argv[2], "a", buffering=1) as out:
     [ "$(grep -c -- "$1" "$svc/notify.txt")" -ge "${3:-1}" ]
   }
   notified READY=1 30 && ok "READY=1 after start" || fail "no READY=1 within 30 s"
+  grep -q "STATUS=no cameras configured: add one under 'cameras:' in $svc/edgetap.yaml" "$svc/notify.txt" &&
+    ok "the shipped configuration runs no camera and STATUS= says what to edit" ||
+    fail "STATUS= does not say that no camera is configured"
   notified WATCHDOG=1 5 && ok "WATCHDOG=1 pings" || fail "no WATCHDOG=1 with WATCHDOG_USEC=2 s"
   kill -HUP "$daemon_pid" 2>/dev/null || true
   notified RELOADING=1 10 && notified READY=1 10 2 && ok "SIGHUP: RELOADING=1, then READY=1" ||
@@ -290,7 +315,7 @@ with open(sys.argv[2], "a", buffering=1) as out:
   [ "$status" -eq 78 ] && ok "a bad configuration exits 78" || fail "a bad configuration exits $status, not 78"
 }
 
-if rootdpkg --install "$data_deb" "$deb"; then
+if rootdpkg --install "$data_deb" "$deb" "$dev_deb" "$python_deb"; then
   [ "$(status)" = "install ok installed" ] && ok "installed" || fail "status after install: $(status)"
   dpkg-query --admindir="$R/var/lib/dpkg" --show --showformat='${Conffiles}\n' edgetap | grep -q '^ /etc/edgetap/edgetap.yaml ' &&
     ok "dpkg registers /etc/edgetap/edgetap.yaml as a conffile" || fail "conffile not registered"
@@ -340,12 +365,26 @@ if rootdpkg --install "$data_deb" "$deb"; then
     >"$work/verify-unit.txt" 2>&1 && ok "installed unit: $(paste -sd';' "$work/verify-unit.txt" | sed 's/verify-unit: //g')" ||
     { cat "$work/verify-unit.txt" >&2; fail "the installed unit does not verify"; }
 
+  section "the installed clients"
+  printf '#include <edgetap/client.hpp>\nint main() { edgetap::client::ControlClient c("/nonexistent"); }\n' >"$work/client.cpp"
+  if flags=$(PKG_CONFIG_PATH=$R/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$R pkg-config --cflags edgetap-client) &&
+     c++ -std=c++17 $flags -o "$work/client" "$work/client.cpp" 2>"$work/client.txt"; then
+    ok "a program builds with the installed edgetap/client.hpp (pkg-config edgetap-client: $flags)"
+    "$work/client" 2>&1 | grep -q 'No such file or directory (does edgetapd run' &&
+      ok "it explains a missing socket" || fail "the client's error for a missing socket: $("$work/client" 2>&1)"
+  else
+    cat "$work/client.txt" >&2; fail "a program does not build with the installed client header"
+  fi
+  PYTHONPATH=$R/usr/lib/python3/dist-packages python3 -c 'import edgetap; edgetap.ControlClient("/nonexistent")' \
+    2>&1 | grep -q 'does edgetapd run' && ok "python3 imports the installed module edgetap" ||
+    fail "the installed Python module: $(PYTHONPATH=$R/usr/lib/python3/dist-packages python3 -c 'import edgetap' 2>&1)"
+
   section "the installed daemon keeps the unit's contract"
   service_contract
 
   section "reinstall over a local edit, remove, purge"
   echo "# local edit" >>"$R/etc/edgetap/edgetap.yaml"
-  if rootdpkg --install "$data_deb" "$deb"; then
+  if rootdpkg --install "$data_deb" "$deb" "$dev_deb" "$python_deb"; then
     tail -n 1 "$R/etc/edgetap/edgetap.yaml" | grep -q '^# local edit$' && ok "reinstall keeps the edited conffile" ||
       fail "reinstall replaced the edited conffile"
     [ "$(status)" = "install ok installed" ] && [ -L "$wants" ] && ok "reinstalled, still enabled" || fail "reinstall: $(status)"
@@ -358,7 +397,7 @@ if rootdpkg --install "$data_deb" "$deb"; then
   fi
   cuda_purge=()
   [ "$have_cuda_deb" = yes ] && cuda_purge=(edgetap-cuda)
-  if rootdpkg --purge edgetap edgetap-data "${cuda_purge[@]}"; then
+  if rootdpkg --purge edgetap edgetap-dev python3-edgetap edgetap-data "${cuda_purge[@]}"; then
     [ -z "$(status)" ] || [ "$(status)" = "unknown ok not-installed" ] && ok "purged" || fail "status after purge: $(status)"
     [ ! -e "$R/etc/edgetap" ] && ok "purge deletes /etc/edgetap" || fail "purge left $(ls -A "$R/etc/edgetap")"
     [ ! -e "$wants" ] && ok "purge deletes the enable link" || fail "purge left $wants"
