@@ -8,6 +8,7 @@
 #include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/pipeline/track_message.hpp"
+#include "edgetap/pixel_scale.hpp"
 
 namespace edgetap::daemon {
 namespace {
@@ -339,7 +340,7 @@ PointsChange CameraWorker::add_points(const std::vector<config::ExplicitPoint>& 
             change.rejected.push_back(p.id + ": outside the " + std::to_string(source_width_) + "x" +
                                       std::to_string(source_height_) + " image");
           } else {
-            queries.push_back({p.id, static_cast<float>((p.x + 0.5) * sx - 0.5), static_cast<float>((p.y + 0.5) * sy - 0.5)});
+            queries.push_back({p.id, static_cast<float>(rescale_pixel(p.x, sx)), static_cast<float>(rescale_pixel(p.y, sy))});
             live_ids_.insert(p.id);
             change.applied.push_back(p.id);
           }

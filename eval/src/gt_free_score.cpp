@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "edgetap/eval/tapvid_metrics.hpp"
+#include "edgetap/pixel_scale.hpp"
 
 namespace edgetap::eval {
 namespace {
@@ -18,8 +19,8 @@ std::vector<QuerySpec> grid_queries(int grid, int width, int height) {
   std::vector<QuerySpec> queries;
   for (int r = 0; r < grid; ++r) {
     for (int c = 0; c < grid; ++c) {
-      queries.push_back({static_cast<int>(queries.size()), 0, (c + 0.5) * width / grid - 0.5,
-                         (r + 0.5) * height / grid - 0.5});
+      queries.push_back({static_cast<int>(queries.size()), 0, cell_centre(c, grid, static_cast<double>(width)),
+                         cell_centre(r, grid, static_cast<double>(height))});
     }
   }
   return queries;

@@ -1,4 +1,5 @@
 #include "edgetap/eval/overlay.hpp"
+#include "edgetap/pixel_scale.hpp"
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -50,7 +51,7 @@ cv::Mat draw_overlay(const Sequence& sequence, std::span<const cv::Mat> frames, 
     const double px = static_cast<double>(panel.cols) / sequence.width;
     const double py = static_cast<double>(panel.rows) / sequence.height;
     auto at = [&](double x, double y) {
-      return cv::Point(static_cast<int>(std::lround((x + 0.5) * px - 0.5)), static_cast<int>(std::lround((y + 0.5) * py - 0.5)));
+      return cv::Point(static_cast<int>(std::lround(rescale_pixel(x, px))), static_cast<int>(std::lround(rescale_pixel(y, py))));
     };
     for (std::size_t q = 0; q < queries.size(); ++q) {
       const GtSample& gt = sequence.points[static_cast<std::size_t>(queries[q].point)].frames[static_cast<std::size_t>(t)];

@@ -11,6 +11,7 @@
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
 #include "edgetap/pipeline/klt_tracker.hpp"
+#include "edgetap/pixel_scale.hpp"
 
 namespace edgetap::pipeline {
 namespace {
@@ -155,11 +156,11 @@ std::size_t LadderedTracker::capacity() const noexcept {
 }
 
 float LadderedTracker::to_rung_x(float x) const {
-  return (x + 0.5f) * static_cast<float>(rungs_[static_cast<std::size_t>(current_)].width) / static_cast<float>(model_width_) - 0.5f;
+  return rescale_pixel(x, static_cast<float>(rungs_[static_cast<std::size_t>(current_)].width) / static_cast<float>(model_width_));
 }
 
 float LadderedTracker::to_rung_y(float y) const {
-  return (y + 0.5f) * static_cast<float>(rungs_[static_cast<std::size_t>(current_)].height) / static_cast<float>(model_height_) - 0.5f;
+  return rescale_pixel(y, static_cast<float>(rungs_[static_cast<std::size_t>(current_)].height) / static_cast<float>(model_height_));
 }
 
 void LadderedTracker::add_queries(std::span<const Query> queries) {
@@ -209,8 +210,8 @@ Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoin
     const float sx = static_cast<float>(model_width_) / static_cast<float>(rung.width);
     const float sy = static_cast<float>(model_height_) / static_cast<float>(rung.height);
     for (TrackPoint& p : out) {
-      p.x = (p.x + 0.5f) * sx - 0.5f;
-      p.y = (p.y + 0.5f) * sy - 0.5f;
+      p.x = rescale_pixel(p.x, sx);
+      p.y = rescale_pixel(p.y, sy);
     }
     out.insert(out.end(), pending_lost_.begin(), pending_lost_.end());
     pending_lost_.clear();

@@ -1,4 +1,5 @@
 #include "edgetap/pipeline/query_seeder.hpp"
+#include "edgetap/pixel_scale.hpp"
 
 #include <opencv2/imgproc.hpp>
 
@@ -15,10 +16,8 @@ void QuerySeeder::make_slots(const ImageView& frame, int source_width, int sourc
       for (int col = 0; col < settings_.grid_cols; ++col) {
         Slot slot;
         slot.base = "g" + std::to_string(row) + "x" + std::to_string(col);
-        slot.x = (static_cast<float>(col) + 0.5f) * static_cast<float>(frame.width) /
-                     static_cast<float>(settings_.grid_cols) - 0.5f;
-        slot.y = (static_cast<float>(row) + 0.5f) * static_cast<float>(frame.height) /
-                     static_cast<float>(settings_.grid_rows) - 0.5f;
+        slot.x = cell_centre(col, settings_.grid_cols, static_cast<float>(frame.width));
+        slot.y = cell_centre(row, settings_.grid_rows, static_cast<float>(frame.height));
         slots_.push_back(slot);
       }
     }
@@ -29,8 +28,8 @@ void QuerySeeder::make_slots(const ImageView& frame, int source_width, int sourc
     for (const config::ExplicitPoint& p : settings_.points) {
       Slot slot;
       slot.base = p.id;
-      slot.x = static_cast<float>((p.x + 0.5) * sx - 0.5);
-      slot.y = static_cast<float>((p.y + 0.5) * sy - 0.5);
+      slot.x = static_cast<float>(rescale_pixel(p.x, sx));
+      slot.y = static_cast<float>(rescale_pixel(p.y, sy));
       slots_.push_back(slot);
     }
   }

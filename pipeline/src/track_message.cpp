@@ -1,4 +1,5 @@
 #include "edgetap/pipeline/track_message.hpp"
+#include "edgetap/pixel_scale.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -16,8 +17,8 @@ std::string encode_ndjson(const TrackMessage& m) {
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
   for (const TrackPoint& p : *m.points) {
     points.push_back({{"id", p.id},
-                      {"x", round2((p.x + 0.5) * sx - 0.5)},
-                      {"y", round2((p.y + 0.5) * sy - 0.5)},
+                      {"x", round2(rescale_pixel<double>(p.x, sx))},
+                      {"y", round2(rescale_pixel<double>(p.y, sy))},
                       {"visible", p.visible},
                       {"confidence", round2(p.confidence)},
                       {"lost", p.lost}});

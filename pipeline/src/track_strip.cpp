@@ -1,4 +1,5 @@
 #include "edgetap/pipeline/track_strip.hpp"
+#include "edgetap/pixel_scale.hpp"
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -50,7 +51,9 @@ cv::Mat TrackStrip::draw(const Frame& frame, const std::vector<TrackPoint>& poin
   cv::Mat panel;
   cv::cvtColor(rgb, panel, cv::COLOR_RGB2BGR);
   cv::resize(panel, panel, {}, kScale, kScale, cv::INTER_LINEAR);
-  auto at = [](cv::Point2f p) { return cv::Point(cvRound((p.x + 0.5f) * kScale - 0.5f), cvRound((p.y + 0.5f) * kScale - 0.5f)); };
+  auto at = [](cv::Point2f p) {
+    return cv::Point(cvRound(rescale_pixel<float>(p.x, kScale)), cvRound(rescale_pixel<float>(p.y, kScale)));
+  };
   for (const TrackPoint& p : points) {
     const cv::Scalar colour = colour_of(p.id);
     if (const auto it = trails_.find(p.id); it != trails_.end()) {

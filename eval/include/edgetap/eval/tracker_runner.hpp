@@ -16,6 +16,7 @@
 
 #include "edgetap/eval/query_sampling.hpp"
 #include "edgetap/eval/tapvid_metrics.hpp"
+#include "edgetap/pixel_scale.hpp"
 #include "edgetap/tracker.hpp"
 
 namespace edgetap::eval {
@@ -38,8 +39,8 @@ struct PixelMap {
   double sx = 1;  // tracker pixels per sequence pixel
   double sy = 1;
   static PixelMap between(int seq_width, int seq_height, int frame_width, int frame_height);
-  double to_frame_x(double x) const { return (x + 0.5) * sx - 0.5; }
-  double to_frame_y(double y) const { return (y + 0.5) * sy - 0.5; }
+  double to_frame_x(double x) const { return rescale_pixel(x, sx); }
+  double to_frame_y(double y) const { return rescale_pixel(y, sy); }
   double to_seq_x(double x) const { return (x + 0.5) / sx - 0.5; }
   double to_seq_y(double y) const { return (y + 0.5) / sy - 0.5; }
 };
