@@ -1,4 +1,4 @@
-// edgetap-bench: the CUDA engine's speed on the workloads of bench/NOTES.md.
+// edgetap-bench: the CUDA engine's speed on the workloads of bench/NOTES-gpu.md.
 //   W1  offline clip: 47 frames, 256 points queried at the first frame, batch 1;
 //       time from the first frame's upload to the last frame's estimates.
 //   W2  streaming: per-frame latency (push to estimates on the host), p50 and

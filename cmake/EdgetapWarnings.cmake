@@ -33,7 +33,7 @@ endif()
 # The engine's loops (kernels/, core/): at -O2, GCC 12 vectorizes only loops whose
 # trip count it can prove fits the vector width ("very cheap" cost model); the
 # dynamic model also vectorizes ReLU, LayerNorm, the bias adds and the attention
-# loops over a row of any width (bench/NOTES-rounds-19-on.md, CPU engine).
+# loops over a row of any width (bench/NOTES.md, "Where the time goes").
 add_library(edgetap_vectorize INTERFACE)
 target_compile_options(edgetap_vectorize INTERFACE
   $<$<AND:$<CXX_COMPILER_ID:GNU>,$<COMPILE_LANGUAGE:CXX>>:-fvect-cost-model=dynamic>)

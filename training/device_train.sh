@@ -29,7 +29,7 @@ if [ ! -d training/.data/train ] && [ -f "$BANK_PACK" ]; then
 fi
 mkdir -p "$OUT"
 NG=$(python3 -c 'import torch; print(torch.cuda.device_count())')
-# torchrun would set 1 thread per process; round 5's 2-GPU chunks ran with 8 (bench/NOTES.md)
+# torchrun would set 1 thread per process; round 5's 2-GPU chunks ran with 8
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( $(nproc) / (NG > 0 ? NG : 1) ))}
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
 python3 -c 'import torch; print("torch", torch.__version__)'

@@ -1,5 +1,5 @@
-"""The large model's ship rule, applied to stored results (models/TRAINING-rounds-19-on.md, "Ship
-rule"; kept since round 21). A candidate replaces the shipped weights when both hold:
+"""The large model's ship rule, applied to stored results (models/README.md, "Ship rule"; kept
+since round 21). A candidate replaces the shipped weights when both hold:
   (a) its mean of generated AJ, BADJA PCK@0.2 and pairs <delta_avg (evaluate.py at 256 px, the
       published outputs) is at least the shipped weights' mean;
   (b) neither BADJA PCK@0.2 at the frames' shape (evaluate.py --sets badja --size 768x448) nor

@@ -3,8 +3,7 @@
 `sampling.window_correlation` gathers each window's (2r+2)^2 patch of feature rows into a tensor,
 dots it with the track's descriptors and blends the dots: in a training step the gathered
 patches are the largest tensors (12.6 M rows of 64 floats per level and iteration, 3.2 GB),
-written once, read back, and their gradient written and scattered again (bench/NOTES.md, "Round
-9"). Here one program per window reads its patch straight from the rows into registers and
+written once, read back, and their gradient written and scattered again (round 9's profile: `git show 924c9c4:bench/NOTES.md`). Here one program per window reads its patch straight from the rows into registers and
 writes only the P*(2r+1)^2 blended dots; the backward recomputes the patch and adds the
 gradients into the rows and the descriptors atomically. Nothing of patch size reaches memory.
 

@@ -1,7 +1,7 @@
 """The training step's streaming-entries pass as a CUDA graph per shape (GPU only).
 
 `engine.streaming_entries` steps a StreamingTracker through a clip's frames: about 1,860 small
-operator calls per frame (bench/NOTES.md, "Round 6"), so on a GPU its time is the host's
+operator calls per frame (round 6's count: `git show 924c9c4:bench/NOTES.md`), so on a GPU its time is the host's
 dispatch, not the device's work. A `sync_free` tracker step never waits on the device and
 writes only into the tracker's own buffers (engine.py), so it is captured once per shape
 (clips, tracks, level sizes, precision) and replayed once per frame: each replay reads the
