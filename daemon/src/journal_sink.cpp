@@ -25,8 +25,10 @@ std::vector<std::string> journal_fields(std::string_view component, spdlog::leve
   std::string text = "MESSAGE=";
   if (!component.empty()) text.append(component).append(": ");
   text.append(message);
-  return {std::move(text), "PRIORITY=" + std::to_string(priority_of(level)),
-          "SYSLOG_IDENTIFIER=" + std::string(kSyslogIdentifier), "EDGETAP_COMPONENT=" + std::string(component)};
+  std::vector<std::string> fields = {std::move(text), "PRIORITY=" + std::to_string(priority_of(level)),
+                                     "SYSLOG_IDENTIFIER=" + std::string(kSyslogIdentifier)};
+  if (!component.empty()) fields.push_back("EDGETAP_COMPONENT=" + std::string(component));
+  return fields;
 }
 
 void JournalSink::sink_it_(const spdlog::details::log_msg& msg) {

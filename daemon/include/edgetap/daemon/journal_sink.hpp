@@ -17,7 +17,7 @@ namespace edgetap::daemon {
 inline constexpr std::string_view kSyslogIdentifier = "edgetapd";
 
 // The journal fields of one record, "NAME=value" each: MESSAGE ("component:
-// message"), PRIORITY, SYSLOG_IDENTIFIER and EDGETAP_COMPONENT.
+// message"), PRIORITY, SYSLOG_IDENTIFIER and, for a named component, EDGETAP_COMPONENT.
 std::vector<std::string> journal_fields(std::string_view component, spdlog::level::level_enum level,
                                         std::string_view message);
 
