@@ -37,7 +37,7 @@ class Browser:
     """Headless Chromium; commands and replies are NUL-terminated JSON on fds 3 and 4."""
 
     def __init__(self):
-        self.profile = tempfile.TemporaryDirectory()
+        self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)  # a late helper's file
         to_browser_r, self.to_browser = os.pipe()
         self.from_browser, from_browser_w = os.pipe()
         to_browser_r, from_browser_w = (above_four(fd) for fd in (to_browser_r, from_browser_w))
@@ -90,8 +90,14 @@ class Browser:
         raise AssertionError(f"not true within {timeout} s: {expression}")
 
     def close(self):
-        self.process.kill()
-        self.process.wait()
+        # Browser.close ends its helper processes too (a kill would leave them writing to the profile).
+        self.session = None
+        try:
+            self.call("Browser.close")
+            self.process.wait(timeout=10)
+        except (AssertionError, OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
         os.close(self.to_browser)
         os.close(self.from_browser)
         self.profile.cleanup()
