@@ -20,6 +20,7 @@ RUNTIME_PACKAGES=(
   gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-rtsp
   python3 mosquitto openssl
   python3-jsonschema python3-yaml   # tests/integration/schema_test.py
+  chromium   # the live view's browser test (tests/integration/live_view_browser_test.py)
 )
 
 missing=()

@@ -49,7 +49,8 @@ std::int64_t now_unix_us() {
 }  // namespace
 
 CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink,
-                           pipeline::ModelCache& models, pipeline::ComputeGate& gate, FrameObserver observer)
+                           pipeline::ModelCache& models, pipeline::ComputeGate& gate, FrameObserver observer,
+                           pipeline::CameraDirectory* directory)
     : camera_(camera),
       live_(camera.source.kind != config::SourceKind::file),
       log_(make_logger("camera/" + camera.name)),
@@ -59,12 +60,15 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
       queue_(static_cast<std::size_t>(camera.capture.queue), overflow_for(camera)),
       capture_(camera, queue_, log_),
       gate_(gate),
+      models_(models),
+      directory_(directory),
       backoff_(std::chrono::milliseconds(camera.capture.retry_initial_ms),
                std::chrono::milliseconds(camera.capture.retry_max_ms), std::hash<std::string>{}(camera.name)) {
   stats_.name = camera.name;
   std::vector<std::string> skipped;
   std::vector<config::Rung> rungs = pipeline::resolve_ladder(camera, skipped);
   for (const std::string& rung : skipped) log_->warn("ladder rung {} left out", rung);
+  if (directory_ != nullptr) directory_->set_engine(camera.name, std::nullopt);  // until a tracker is made
   auto factory = pipeline::rung_tracker_factory(camera, models);
   if (!pipeline::check_rungs(camera, rungs, factory, tracker_error_)) return;
   if (auto ladder = pipeline::LadderedTracker::make(camera, std::move(rungs), std::move(factory), tracker_error_)) {
@@ -73,6 +77,7 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
     stats_.rung = std::string(ladder->name());
     stats_.rungs_used.push_back(stats_.rung);
     session_ = std::make_unique<pipeline::TrackSession>(std::move(ladder), pipeline::QuerySeeder(camera.queries));
+    note_engine();
   }
 }
 
@@ -254,6 +259,7 @@ void CameraWorker::govern(double latency_ms) {
     ++stats_.rung_changes;
     note_rung_locked();
   }
+  note_engine();
   log_->warn("rung {} -> {}: {}", from, ladder_->name(), change->reason);
 }
 
@@ -266,11 +272,26 @@ bool CameraWorker::follow_failover(const std::string& when) {
   if (failover->to == failover->from) return true;
   const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
   governor_->rung_failed(failover->from, failover->to, now_s);
-  std::lock_guard lock(stats_mutex_);
-  ++stats_.rung_changes;
-  ++stats_.rung_failures;
-  note_rung_locked();
+  {
+    std::lock_guard lock(stats_mutex_);
+    ++stats_.rung_changes;
+    ++stats_.rung_failures;
+    note_rung_locked();
+  }
+  note_engine();
   return true;
+}
+
+// What runs the rung in force, into the stats and the directory. Outside the
+// stats lock: the model's version comes through the model cache's lock.
+void CameraWorker::note_engine() {
+  const pipeline::EngineInfo engine =
+      pipeline::engine_info(ladder_->current_rung(), camera_, models_, backend::network_on_gpu());
+  {
+    std::lock_guard lock(stats_mutex_);
+    stats_.engine = engine;
+  }
+  if (directory_ != nullptr) directory_->set_engine(camera_.name, engine);
 }
 
 // The rung now in force into the stats (stats_mutex_ held).

@@ -13,6 +13,20 @@ void family(std::string& out, const char* name, const char* type, const char* he
   for (const CameraStats& c : cameras) out += fmt::format("{}{{camera=\"{}\"}} {}\n", name, c.name, value(c));
 }
 
+// A label value in the Prometheus text format: backslash, quote and newline escaped.
+std::string label(const std::string& value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
 void scalar(std::string& out, const char* name, const char* type, const char* help, double value) {
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
 }
@@ -22,6 +36,20 @@ void scalar(std::string& out, const char* name, const char* type, const char* he
 std::string format_prometheus(const Snapshot& s) {
   std::string out;
   const auto& c = s.cameras;
+  out += fmt::format("# HELP edgetap_build_info The edgetapd build running, by its version label.\n"
+                     "# TYPE edgetap_build_info gauge\nedgetap_build_info{{version=\"{}\"}} 1\n",
+                     label(EDGETAP_VERSION));
+  out += "# HELP edgetap_engine_info What runs each camera's rung in force, in its labels.\n"
+         "# TYPE edgetap_engine_info gauge\n";
+  for (const CameraStats& x : c) {
+    if (!x.engine) continue;
+    const pipeline::EngineInfo& e = *x.engine;
+    out += fmt::format(
+        "edgetap_engine_info{{camera=\"{}\",model=\"{}\",model_version=\"{}\",backend=\"{}\",precision=\"{}\","
+        "rung=\"{}\"}} 1\n",
+        x.name, label(e.model), label(e.model_version), pipeline::to_string(e.backend),
+        pipeline::to_string(e.precision), label(e.rung));
+  }
   family(out, "edgetap_frames_captured_total", "counter", "Frames delivered by the camera's pipeline.", c,
          [](const CameraStats& x) { return x.frames_captured; });
   family(out, "edgetap_frames_tracked_total", "counter", "Frames tracked and published.", c,
@@ -36,8 +64,11 @@ std::string format_prometheus(const Snapshot& s) {
          [](const CameraStats& x) { return x.points; });
   family(out, "edgetap_camera_up", "gauge", "1 while the camera's pipeline runs.", c,
          [](const CameraStats& x) { return x.state == "running" ? 1 : 0; });
-  family(out, "edgetap_rung", "gauge", "Degradation rung in force (0 = the best).", c,
-         [](const CameraStats& x) { return x.rung_index; });
+  out += "# HELP edgetap_rung Degradation rung in force (0 = the best), named by the rung label.\n"
+         "# TYPE edgetap_rung gauge\n";
+  for (const CameraStats& x : c) {
+    out += fmt::format("edgetap_rung{{camera=\"{}\",rung=\"{}\"}} {}\n", x.name, label(x.rung), x.rung_index);
+  }
   family(out, "edgetap_rung_changes_total", "counter", "Rung changes, by the latency governor and by fail-overs.", c,
          [](const CameraStats& x) { return x.rung_changes; });
   family(out, "edgetap_rung_failures_total", "counter", "Rungs left because their tracker failed.", c,
@@ -85,6 +116,7 @@ nlohmann::json camera_json(const CameraStats& x) {
           {"queue_drops", x.queue_drops},
           {"restarts", x.reconnects},
           {"rung", x.rung},
+          {"engine", x.engine ? pipeline::engine_json(*x.engine) : nlohmann::json(nullptr)},
           {"rung_changes", x.rung_changes},
           {"rung_failures", x.rung_failures},
           {"latency_percentile_ms", x.latency_percentile_ms},

@@ -1,11 +1,12 @@
 #include "edgetap/daemon/logging.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/sinks/systemd_sink.h>
 
 #include <cstdlib>
 
 #include <mutex>
+
+#include "edgetap/daemon/journal_sink.hpp"
 
 namespace edgetap::daemon {
 namespace {
@@ -15,12 +16,8 @@ spdlog::level::level_enum g_level = spdlog::level::info;
 spdlog::sink_ptr shared_sink() {
   static spdlog::sink_ptr sink = []() -> spdlog::sink_ptr {
     // Under systemd stderr is connected to the journal: log there natively,
-    // with priorities and the component name as the identifier field.
-    if (std::getenv("JOURNAL_STREAM") != nullptr) {
-      auto journal = std::make_shared<spdlog::sinks::systemd_sink_mt>();
-      journal->set_pattern("[%n] %v");
-      return journal;
-    }
+    // with priorities, the identifier edgetapd and the component as a field.
+    if (std::getenv("JOURNAL_STREAM") != nullptr) return std::make_shared<JournalSink>();
     auto s = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
     s->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ [%n] %v");
     return s;

@@ -17,11 +17,13 @@ constexpr std::size_t kRequestsPerConnection = 10;
 // of its client going quiet, keep probes answered beside 8 slow clients with
 // room to spare; an idle thread costs only its stack.
 constexpr std::size_t kThreads = 32;
+// A request body (the live view's points) may be as long as a control request line.
+constexpr std::size_t kMaxBodyBytes = 1 << 20;
 
 }  // namespace
 
-MetricsServer::MetricsServer(SnapshotSource source, std::shared_ptr<spdlog::logger> log)
-    : source_(std::move(source)), log_(std::move(log)) {}
+MetricsServer::MetricsServer(SnapshotSource source, std::shared_ptr<spdlog::logger> log, ExtraRoutes extra)
+    : source_(std::move(source)), extra_(std::move(extra)), log_(std::move(log)) {}
 
 MetricsServer::~MetricsServer() { stop(); }
 
@@ -32,6 +34,7 @@ bool MetricsServer::start(const std::string& address, int port, std::string& err
   server_->set_write_timeout(kIoTimeoutS, 0);
   server_->set_keep_alive_timeout(kIoTimeoutS);
   server_->set_keep_alive_max_count(kRequestsPerConnection);
+  server_->set_payload_max_length(kMaxBodyBytes);
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(format_prometheus(source_()), "text/plain; version=0.0.4");
   });
@@ -40,6 +43,7 @@ bool MetricsServer::start(const std::string& address, int port, std::string& err
     res.status = healthy(snapshot) ? 200 : 503;
     res.set_content(health_json(snapshot).dump() + "\n", "application/json");
   });
+  if (extra_) extra_(*server_);
   port_ = port == 0 ? server_->bind_to_any_port(address) : (server_->bind_to_port(address, port) ? port : -1);
   if (port_ <= 0) {
     error = "cannot listen for metrics on " + address + ":" + std::to_string(port);
@@ -47,7 +51,8 @@ bool MetricsServer::start(const std::string& address, int port, std::string& err
     return false;
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
-  log_->info("metrics on http://{}:{}/metrics and /healthz", address, port_);
+  log_->info("metrics on http://{}:{}/metrics and /healthz{}", address, port_,
+             extra_ ? fmt::format(", the live view on http://{}:{}/", address, port_) : "");
   return true;
 }
 

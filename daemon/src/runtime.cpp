@@ -10,10 +10,17 @@
 namespace edgetap::daemon {
 namespace {
 
-std::unique_ptr<pipeline::Publisher> make_publisher(const config::PublisherConfig& settings) {
+std::unique_ptr<pipeline::Publisher> make_publisher(const config::PublisherConfig& settings,
+                                                    const pipeline::CameraDirectory& directory) {
   return std::make_unique<pipeline::Publisher>(
       settings.socket_path, static_cast<std::size_t>(settings.subscriber_queue), make_logger("publisher"),
-      pipeline::PublisherOptions{static_cast<std::size_t>(settings.max_subscribers), settings.group});
+      pipeline::PublisherOptions{static_cast<std::size_t>(settings.max_subscribers), settings.group, &directory});
+}
+
+std::vector<std::string> names_of(const std::vector<config::CameraConfig>& cameras) {
+  std::vector<std::string> names;
+  for (const config::CameraConfig& c : cameras) names.push_back(c.name);
+  return names;
 }
 
 // Equal settings, wherever the camera sits in the file.
@@ -43,7 +50,7 @@ Runtime::~Runtime() { stop(); }
 
 std::unique_ptr<CameraWorker> Runtime::make_worker(const config::CameraConfig& camera) {
   FrameObserver observer = observers_ ? observers_(camera) : FrameObserver{};
-  auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, gate_, std::move(observer));
+  auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, gate_, std::move(observer), &directory_);
   worker->start();
   return worker;
 }
@@ -53,6 +60,7 @@ bool Runtime::start(std::string& error) {
   ReloadSummary ignored;
   if (!swap_outputs(config_, true, ignored, error)) return false;
   router_.set_routes(config_.cameras);
+  directory_.set_cameras(names_of(config_.cameras));
   for (const config::CameraConfig& camera : config_.cameras) workers_.push_back(make_worker(camera));
   return true;
 }
@@ -68,7 +76,7 @@ void Runtime::stop() {
 
 bool Runtime::swap_outputs(const config::Config& next, bool first, ReloadSummary& summary, std::string& error) {
   if (first || !(next.publisher == config_.publisher)) {
-    auto publisher = make_publisher(next.publisher);
+    auto publisher = make_publisher(next.publisher, directory_);
     const bool same_path = publisher_ && next.publisher.socket_path == config_.publisher.socket_path;
     if (same_path) publisher_->stop();  // the new one takes over the path
     if (!publisher->start(error)) {
@@ -98,6 +106,7 @@ bool Runtime::apply(config::Config next, ReloadSummary& summary, std::string& er
   std::lock_guard lock(mutex_);
   if (!swap_outputs(next, false, summary, error)) return false;
   router_.set_routes(next.cameras);
+  directory_.set_cameras(names_of(next.cameras));
   std::vector<std::unique_ptr<CameraWorker>> workers;
   for (const config::CameraConfig& camera : next.cameras) {
     auto it = std::find_if(workers_.begin(), workers_.end(),

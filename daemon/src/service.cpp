@@ -9,6 +9,7 @@
 
 #include "edgetap/config/load.hpp"
 #include "edgetap/daemon/control_commands.hpp"
+#include "edgetap/daemon/live_view.hpp"
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/kernels/gpu_probe.hpp"
@@ -22,7 +23,8 @@ Service::Service(std::string config_path, int stats_every_s, SignalWaiter& signa
       stats_every_s_(stats_every_s),
       sockets_(std::move(sockets)),
       signals_(signals),
-      log_(make_logger("daemon")) {}
+      log_(make_logger("daemon")),
+      frames_(std::make_shared<LatestFrames>()) {}
 
 Service::~Service() {
   control_.reset();
@@ -90,7 +92,12 @@ bool Service::swap_metrics(const config::MetricsConfig& next, std::string& error
     return true;
   }
   const auto open = [this](const config::MetricsConfig& settings, std::string& why) {
-    auto metrics = std::make_unique<MetricsServer>([this] { return runtime_->snapshot(); }, make_logger("metrics"));
+    const auto live_view = [this](httplib::Server& server) {
+      add_live_view_routes(server, {[this] { return runtime_->directory().names(); }, frames_,
+                                    [this](const nlohmann::json& r) { return handle_control_request(*runtime_, r); }});
+    };
+    auto metrics = std::make_unique<MetricsServer>([this] { return runtime_->snapshot(); }, make_logger("metrics"),
+                                                   live_view);
     if (!metrics->start(settings.address, settings.port, why)) metrics.reset();
     return metrics;
   };
@@ -134,7 +141,8 @@ int Service::run() {
   log_->info("edgetapd {} starting: {} camera(s) from {}", EDGETAP_VERSION, config.cameras.size(), config_path_);
   log_->info("{}", kernels::describe_backend_choice(backend::probe_gpus()));
 
-  runtime_ = std::make_unique<Runtime>(config);
+  runtime_ = std::make_unique<Runtime>(
+      config, [frames = frames_](const config::CameraConfig& camera) { return LatestFrames::observer(frames, camera.name); });
   std::string error;
   if (!runtime_->start(error) || !start_endpoints(config, error)) {
     log_->critical("{}", error);

@@ -246,14 +246,15 @@ void Publisher::answer_hello(Subscriber& s, const std::optional<std::string>& li
   std::string().swap(s.in);  // up to kMaxHelloBytes, given back
   std::set<std::string> cameras;
   wire::Format format = wire::Format::ndjson;
-  const std::string error = line ? parse_hello(*line, cameras, format) : "hello line longer than 64 KiB";
+  std::string error = line ? parse_hello(*line, cameras, format) : "hello line longer than 64 KiB";
   nlohmann::ordered_json reply;
-  reply["v"] = 1;
   if (error.empty()) {
-    reply["type"] = "hello";
-    reply["subscribe"] = cameras.empty() ? nlohmann::ordered_json("all") : nlohmann::ordered_json(cameras);
-    reply["format"] = format == wire::Format::cbor ? "cbor" : "ndjson";
+    std::optional<std::vector<CameraDirectory::Entry>> directory;
+    if (options_.directory) directory = options_.directory->entries();
+    reply = hello_reply(cameras, format, directory, error);
+    if (!error.empty()) log_->warn("subscriber asked for a camera that does not run: {}", error);
   } else {
+    reply["v"] = 1;
     reply["type"] = "error";
     reply["error"] = error;
     log_->warn("subscriber sent a bad hello: {}", error);

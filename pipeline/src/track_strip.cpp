@@ -4,20 +4,12 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include <functional>
+#include "edgetap/pipeline/track_overlay.hpp"
 
 namespace edgetap::pipeline {
 namespace {
 
 constexpr int kScale = 2;  // panels are drawn at twice the model size
-
-cv::Scalar colour_of(const std::string& id) {
-  const std::size_t h = std::hash<std::string>{}(id);
-  cv::Mat hsv(1, 1, CV_8UC3, cv::Scalar(static_cast<double>(h % 180), 220, 255)), bgr;
-  cv::cvtColor(hsv, bgr, cv::COLOR_HSV2BGR);
-  const cv::Vec3b c = bgr.at<cv::Vec3b>(0, 0);
-  return {static_cast<double>(c[0]), static_cast<double>(c[1]), static_cast<double>(c[2])};
-}
 
 }  // namespace
 
@@ -55,17 +47,13 @@ cv::Mat TrackStrip::draw(const Frame& frame, const std::vector<TrackPoint>& poin
     return cv::Point(cvRound(rescale_pixel<float>(p.x, kScale)), cvRound(rescale_pixel<float>(p.y, kScale)));
   };
   for (const TrackPoint& p : points) {
-    const cv::Scalar colour = colour_of(p.id);
+    const cv::Scalar colour = track_colour(p.id);
     if (const auto it = trails_.find(p.id); it != trails_.end()) {
       for (std::size_t i = 1; i < it->second.size(); ++i) {
         cv::line(panel, at(it->second[i - 1]), at(it->second[i]), colour, 1, cv::LINE_AA);
       }
     }
-    if (p.lost) {
-      cv::drawMarker(panel, at({p.x, p.y}), {0, 0, 255}, cv::MARKER_TILTED_CROSS, 7, 1);
-    } else {
-      cv::circle(panel, at({p.x, p.y}), 3, colour, p.visible ? -1 : 1, cv::LINE_AA);
-    }
+    draw_track(panel, at({p.x, p.y}), p, 3);
   }
   cv::putText(panel, "frame " + std::to_string(frame.index), {6, 18}, cv::FONT_HERSHEY_SIMPLEX, 0.5,
               {255, 255, 255}, 1, cv::LINE_AA);

@@ -27,6 +27,16 @@ EDGETAPD = sys.argv.pop(1)
 SCHEMA_DIR = os.path.join(SOURCE_DIR, "schema")
 
 
+def all_schemas():
+    """Every schema file by its $id, so that one file's $ref into another resolves offline."""
+    schemas = {}
+    for file in sorted(os.listdir(SCHEMA_DIR)):
+        with open(os.path.join(SCHEMA_DIR, file)) as f:
+            schema = json.load(f)
+        schemas[schema["$id"]] = schema
+    return schemas
+
+
 def validator(name, definition=None):
     """A validator for schema/NAME.schema.json, or for one of its $defs."""
     with open(os.path.join(SCHEMA_DIR, f"{name}.schema.json")) as f:
@@ -35,7 +45,13 @@ def validator(name, definition=None):
         schema = dict(schema, **{"$ref": f"#/$defs/{definition}"})
         for key in ("oneOf", "anyOf"):
             schema.pop(key, None)
-    return jsonschema.Draft202012Validator(schema)
+    try:
+        from referencing import Registry, Resource
+    except ImportError:  # jsonschema before 4.18 (Debian 12's): a resolver with a store
+        resolver = jsonschema.RefResolver.from_schema(schema, store=all_schemas())
+        return jsonschema.Draft202012Validator(schema, resolver=resolver)
+    registry = Registry().with_resources((uri, Resource.from_contents(s)) for uri, s in all_schemas().items())
+    return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
 def assert_valid(test, name, instance, definition=None):

@@ -185,7 +185,7 @@ class ServiceTest(unittest.TestCase):
         self.assertIn('edgetap_frames_tracked_total{camera="north"}', body)
         self.assertIn('edgetap_latency_seconds_bucket{camera="south",le="+Inf"}', body)
         self.assertIn("edgetap_subscribers 1", body)
-        self.assertIn('edgetap_rung{camera="north"} 0', body)
+        self.assertIn('edgetap_rung{camera="north",rung="klt"} 0', body)
         self.assertEqual({c["rung"] for c in stats["cameras"]}, {"klt"})
         health = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5)
         self.assertEqual(health.status, 200)

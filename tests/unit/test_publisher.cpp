@@ -559,3 +559,46 @@ TEST_F(PublisherFixture, TheSocketFileGetsItsConfiguredGroup) {
   EXPECT_FALSE(unknown.start(error));
   EXPECT_NE(error.find("no group 'no-such-group-h58'"), std::string::npos) << error;
 }
+
+// With the daemon's camera directory: a subscribe to a camera that does not run is
+// answered with an error that lists the cameras, and the connection closes; a good
+// hello lists what runs each subscribed camera.
+TEST_F(PublisherFixture, HelloForAnUnknownCameraGetsAnErrorListingTheCameras) {
+  pipeline::CameraDirectory directory;
+  directory.set_cameras({"north", "south"});
+  pipeline::EngineInfo engine;
+  engine.model = "edgetap-small";
+  engine.model_version = "edgetap-v5";
+  engine.rung = "edgetap-fp32-256x256";
+  directory.set_engine("south", engine);
+  pipeline::PublisherOptions options;
+  options.directory = &directory;
+  start(64, options);
+
+  pipeline::TrackClient bad;
+  connect(bad);
+  ASSERT_TRUE(bad.send_line(R"({"subscribe": ["gate", "south"]})"));
+  const auto reply = bad.read_line(2000ms);
+  ASSERT_TRUE(reply);
+  const auto j = nlohmann::json::parse(*reply);
+  EXPECT_EQ(j["type"], "error") << *reply;
+  EXPECT_EQ(j["error"], "no camera named 'gate' (cameras: north, south)") << *reply;
+  EXPECT_EQ(j["cameras"], nlohmann::json({"north", "south"})) << *reply;
+  EXPECT_FALSE(bad.read_line(1000ms));
+  EXPECT_TRUE(bad.closed());
+
+  pipeline::TrackClient good;
+  connect(good);
+  ASSERT_TRUE(good.send_line(R"({"subscribe": ["south"]})"));
+  const auto ack = good.read_line(2000ms);
+  ASSERT_TRUE(ack);
+  const auto hello = nlohmann::json::parse(*ack);
+  EXPECT_EQ(hello["type"], "hello") << *ack;
+  ASSERT_EQ(hello["cameras"].size(), 1u) << *ack;
+  EXPECT_EQ(hello["cameras"][0]["name"], "south");
+  EXPECT_EQ(hello["cameras"][0]["model"], "edgetap-small");
+  EXPECT_EQ(hello["cameras"][0]["model_version"], "edgetap-v5");
+  EXPECT_EQ(hello["cameras"][0]["backend"], "cpu");
+  EXPECT_EQ(hello["cameras"][0]["precision"], "fp32");
+  EXPECT_EQ(hello["cameras"][0]["rung"], "edgetap-fp32-256x256");
+}

@@ -3,8 +3,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "edgetap/pipeline/engine_info.hpp"
 
 namespace edgetap::daemon {
 
@@ -22,6 +25,7 @@ struct CameraStats {
   std::uint64_t tracks_lost = 0;
   std::uint64_t reconnects = 0;   // pipeline restarts after an error, end or stall
   std::string rung;               // the degradation rung in force
+  std::optional<pipeline::EngineInfo> engine;  // what runs that rung; none when the tracker could not be made
   std::vector<std::string> rungs_used;  // every rung in force so far, in the order first used
   int rung_index = 0;             // 0 = the best rung
   std::uint64_t rung_changes = 0;     // by the governor and by fail-overs

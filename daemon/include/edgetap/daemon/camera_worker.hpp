@@ -19,6 +19,7 @@
 #include "edgetap/config/config.hpp"
 #include "edgetap/daemon/backoff.hpp"
 #include "edgetap/daemon/camera_stats.hpp"
+#include "edgetap/pipeline/camera_directory.hpp"
 #include "edgetap/pipeline/capture.hpp"
 #include "edgetap/pipeline/frame_queue.hpp"
 #include "edgetap/pipeline/message_sink.hpp"
@@ -45,8 +46,11 @@ class CameraWorker {
   // Makes the camera's tracker; when that fails (a bad model file, say) the
   // camera stays failed with the reason while the others run.
   // Trackers of all cameras take turns at `gate` (the shared compute device).
+  // What runs the rung in force is kept in `directory` (when given; it must
+  // outlive the worker) from the start and after every rung change.
   CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink, pipeline::ModelCache& models,
-               pipeline::ComputeGate& gate, FrameObserver observer = {});
+               pipeline::ComputeGate& gate, FrameObserver observer = {},
+               pipeline::CameraDirectory* directory = nullptr);
   ~CameraWorker();
   CameraWorker(const CameraWorker&) = delete;
   CameraWorker& operator=(const CameraWorker&) = delete;
@@ -74,6 +78,7 @@ class CameraWorker {
   void track_and_publish(const pipeline::Frame& frame, std::vector<TrackPoint>& points);
   bool follow_failover(const std::string& when);
   void note_rung_locked();
+  void note_engine();
   void supervise();
   void run_control_tasks();
   PointsChange run_on_tracking_thread(std::function<PointsChange()> task, std::chrono::milliseconds timeout);
@@ -93,6 +98,8 @@ class CameraWorker {
   pipeline::LadderedTracker* ladder_ = nullptr;       // the session's tracker
   std::unique_ptr<pipeline::LatencyGovernor> governor_;
   pipeline::ComputeGate& gate_;
+  pipeline::ModelCache& models_;
+  pipeline::CameraDirectory* directory_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> finished_{false};

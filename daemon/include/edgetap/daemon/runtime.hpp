@@ -53,6 +53,8 @@ class Runtime {
   // Sends `json` as the retained MQTT stats message where the bridge is enabled.
   void publish_mqtt_stats(const std::string& json);
   config::Config config() const;
+  // The cameras and what runs each (the track socket's hello reads it).
+  const pipeline::CameraDirectory& directory() const noexcept { return directory_; }
   // Runs `action` on the named camera under the runtime's lock; false when there is none.
   bool with_camera(const std::string& name, const std::function<void(CameraWorker&)>& action);
 
@@ -64,6 +66,7 @@ class Runtime {
   mutable std::mutex mutex_;
   config::Config config_;
   ObserverFactory observers_;
+  pipeline::CameraDirectory directory_;  // outlives the publisher and the workers that use it
   OutputRouter router_;  // what every camera publishes to; outlives the outputs it routes to
   pipeline::ModelCache models_;  // networks shared by the cameras that use them
   pipeline::ComputeGate gate_;   // the cameras' turns at the compute device

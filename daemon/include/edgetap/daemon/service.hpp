@@ -1,5 +1,5 @@
 // edgetapd's lifecycle: load the configuration, start the runtime, the control
-// socket and the metrics endpoint, tell systemd READY, then serve until
+// socket and the metrics endpoint (with the live view), tell systemd READY, then serve until
 // SIGINT/SIGTERM, pinging the watchdog and reloading on SIGHUP. Teardown is
 // the reverse of start-up.
 #pragma once
@@ -9,6 +9,7 @@
 
 #include "edgetap/config/config.hpp"
 #include "edgetap/daemon/control_server.hpp"
+#include "edgetap/daemon/latest_frames.hpp"
 #include "edgetap/daemon/metrics_server.hpp"
 #include "edgetap/daemon/runtime.hpp"
 #include "edgetap/daemon/signals.hpp"
@@ -45,6 +46,7 @@ class Service {
   SignalWaiter& signals_;
   std::shared_ptr<spdlog::logger> log_;
   SystemdNotifier notifier_;
+  std::shared_ptr<LatestFrames> frames_;  // each camera's latest frame, for the live view
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<MetricsServer> metrics_;

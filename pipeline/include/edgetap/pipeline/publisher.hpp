@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "edgetap/pipeline/accept_pause.hpp"
+#include "edgetap/pipeline/camera_directory.hpp"
 #include "edgetap/pipeline/message_sink.hpp"
 
 namespace spdlog { class logger; }
@@ -42,6 +43,9 @@ inline constexpr std::size_t kMaxBytesAfterHello = 64 * 1024;
 struct PublisherOptions {
   std::size_t max_subscribers = 64;  // publisher.max_subscribers
   std::string group;                 // publisher.group: the socket file's group ("" = the daemon's)
+  // The daemon's cameras (it must outlive the publisher): a hello naming a camera
+  // not in it is answered with an error listing them; null: names are not checked.
+  const CameraDirectory* directory = nullptr;
 };
 
 struct PublisherStats {
