@@ -12,9 +12,9 @@
 
 #include "edgetap/config/load.hpp"
 #include "edgetap/daemon/logging.hpp"
-#include "edgetap/pipeline/capture.hpp"
-#include "edgetap/pipeline/klt_tracker.hpp"
-#include "edgetap/pipeline/track_session.hpp"
+#include "edgetap/capture/capture.hpp"
+#include "edgetap/tracking/klt_tracker.hpp"
+#include "edgetap/tracking/track_session.hpp"
 
 using namespace edgetap;
 

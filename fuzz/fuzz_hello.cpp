@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "edgetap/pipeline/hello.hpp"
+#include "edgetap/publish/hello.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string line(reinterpret_cast<const char*>(data), size);

@@ -11,7 +11,7 @@
 #include <map>
 
 #include "edgetap/json_input.hpp"
-#include "edgetap/pipeline/unix_listener.hpp"
+#include "edgetap/publish/unix_listener.hpp"
 
 namespace edgetap::daemon {
 namespace {

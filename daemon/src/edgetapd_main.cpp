@@ -12,7 +12,7 @@
 #include "edgetap/daemon/service.hpp"
 #include "edgetap/daemon/signals.hpp"
 #include "edgetap/daemon/socket_paths.hpp"
-#include "edgetap/daemon/option_numbers.hpp"
+#include "edgetap/cli/option_numbers.hpp"
 
 namespace {
 

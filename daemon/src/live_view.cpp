@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "edgetap/json_input.hpp"
-#include "edgetap/pipeline/track_overlay.hpp"
+#include "edgetap/tracking/track_overlay.hpp"
 
 namespace edgetap::daemon {
 namespace {

@@ -3,7 +3,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "edgetap/pipeline/tracker_factory.hpp"
+#include "edgetap/ladder/tracker_factory.hpp"
 
 namespace edgetap::eval {
 

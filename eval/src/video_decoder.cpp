@@ -9,7 +9,7 @@
 #include <string>
 
 #include "edgetap/eval/sequence.hpp"
-#include "edgetap/pipeline/capture.hpp"
+#include "edgetap/capture/capture.hpp"
 
 namespace edgetap::eval {
 namespace {

@@ -10,7 +10,7 @@
 #include "edgetap/eval/dataset_dir.hpp"
 #include "edgetap/eval/frame_source.hpp"
 #include "edgetap/eval/gt_json.hpp"
-#include "edgetap/pipeline/capture.hpp"
+#include "edgetap/capture/capture.hpp"
 #include "fixtures.hpp"
 
 using namespace edgetap;

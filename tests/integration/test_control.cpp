@@ -20,7 +20,7 @@
 #include "edgetap/daemon/point_ids.hpp"
 #include "edgetap/daemon/runtime.hpp"
 #include "edgetap/json_input.hpp"
-#include "edgetap/pipeline/track_client.hpp"
+#include "edgetap/publish/track_client.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace edgetap;

@@ -12,7 +12,7 @@
 
 #include "edgetap/config/load.hpp"
 #include "edgetap/daemon/runtime.hpp"
-#include "edgetap/pipeline/track_client.hpp"
+#include "edgetap/publish/track_client.hpp"
 #include "support/random_network.hpp"
 #include "support/temp_dir.hpp"
 

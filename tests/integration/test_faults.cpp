@@ -8,7 +8,7 @@
 
 #include "edgetap/config/load.hpp"
 #include "edgetap/daemon/runtime.hpp"
-#include "edgetap/pipeline/track_client.hpp"
+#include "edgetap/publish/track_client.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
 

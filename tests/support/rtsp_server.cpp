@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "edgetap/pipeline/capture.hpp"
+#include "edgetap/capture/capture.hpp"
 
 namespace edgetap::test {
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "edgetap/pipeline/frame.hpp"
+#include "edgetap/capture/frame.hpp"
 
 namespace edgetap::test {
 

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "edgetap/pipeline/capture.hpp"
+#include "edgetap/capture/capture.hpp"
 
 namespace edgetap::test {
 

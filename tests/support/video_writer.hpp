@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "edgetap/pipeline/frame.hpp"
+#include "edgetap/capture/frame.hpp"
 
 namespace edgetap::test {
 

@@ -10,7 +10,7 @@
 
 #include "edgetap/backend/cuda_plugin_loader.hpp"
 #include "edgetap/backend/engine_choice.hpp"
-#include "edgetap/pipeline/laddered_tracker.hpp"
+#include "edgetap/ladder/laddered_tracker.hpp"
 #include "support/random_network.hpp"
 #include "support/temp_dir.hpp"
 

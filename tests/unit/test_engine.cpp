@@ -12,7 +12,7 @@
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/engine/streaming_session.hpp"
 #include "edgetap/kernels/cpu.hpp"
-#include "edgetap/pipeline/tracker_factory.hpp"
+#include "edgetap/ladder/tracker_factory.hpp"
 #include "support/random_network.hpp"
 #include "support/temp_dir.hpp"
 #include "support/textures.hpp"

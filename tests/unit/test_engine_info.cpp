@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "edgetap/daemon/health.hpp"
-#include "edgetap/pipeline/engine_info.hpp"
-#include "edgetap/pipeline/laddered_tracker.hpp"
+#include "edgetap/ladder/engine_info.hpp"
+#include "edgetap/ladder/laddered_tracker.hpp"
 
 using namespace edgetap;
 

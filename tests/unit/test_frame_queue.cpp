@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "edgetap/pipeline/frame_queue.hpp"
+#include "edgetap/capture/frame_queue.hpp"
 
 using edgetap::pipeline::Frame;
 using edgetap::pipeline::FrameQueue;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "edgetap/pipeline/klt_tracker.hpp"
+#include "edgetap/tracking/klt_tracker.hpp"
 #include "support/textures.hpp"
 
 using namespace edgetap;

@@ -11,10 +11,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "edgetap/pipeline/compute_gate.hpp"
-#include "edgetap/pipeline/klt_tracker.hpp"
-#include "edgetap/pipeline/laddered_tracker.hpp"
-#include "edgetap/pipeline/latency_governor.hpp"
+#include "edgetap/camera/compute_gate.hpp"
+#include "edgetap/tracking/klt_tracker.hpp"
+#include "edgetap/ladder/laddered_tracker.hpp"
+#include "edgetap/ladder/latency_governor.hpp"
 #include "support/textures.hpp"
 
 using namespace edgetap;

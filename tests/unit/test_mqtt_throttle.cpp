@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "edgetap/daemon/mqtt_throttle.hpp"
+#include "edgetap/publish/mqtt_throttle.hpp"
 
 using edgetap::daemon::MqttThrottle;
 using namespace std::chrono_literals;

@@ -2,7 +2,7 @@
 // that leaves the value as it was.
 #include <gtest/gtest.h>
 
-#include "edgetap/daemon/option_numbers.hpp"
+#include "edgetap/cli/option_numbers.hpp"
 
 using namespace edgetap;
 

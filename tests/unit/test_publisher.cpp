@@ -25,8 +25,8 @@
 
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/json_input.hpp"
-#include "edgetap/pipeline/publisher.hpp"
-#include "edgetap/pipeline/track_client.hpp"
+#include "edgetap/publish/publisher.hpp"
+#include "edgetap/publish/track_client.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace edgetap;

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "edgetap/pipeline/query_seeder.hpp"
+#include "edgetap/tracking/query_seeder.hpp"
 #include "support/textures.hpp"
 
 using namespace edgetap;

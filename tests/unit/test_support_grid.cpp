@@ -15,7 +15,7 @@
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/engine/streaming_session.hpp"
 #include "edgetap/engine/support_grid_session.hpp"
-#include "edgetap/pipeline/tracker_factory.hpp"
+#include "edgetap/ladder/tracker_factory.hpp"
 #include "support/moved_texture.hpp"
 #include "support/temp_dir.hpp"
 

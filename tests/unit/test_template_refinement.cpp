@@ -15,7 +15,7 @@
 #include "edgetap/engine/refined_session.hpp"
 #include "edgetap/engine/safetensors.hpp"
 #include "edgetap/engine/template_alignment.hpp"
-#include "edgetap/pipeline/tracker_factory.hpp"
+#include "edgetap/ladder/tracker_factory.hpp"
 #include "support/moved_texture.hpp"
 #include "support/random_network.hpp"
 #include "support/refined_golden.hpp"

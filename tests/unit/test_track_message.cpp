@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "edgetap/pipeline/track_message.hpp"
-#include "edgetap/pipeline/wire_format.hpp"
+#include "edgetap/publish/track_message.hpp"
+#include "edgetap/publish/wire_format.hpp"
 
 using namespace edgetap;
 

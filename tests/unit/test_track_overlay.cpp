@@ -4,7 +4,7 @@
 
 #include <opencv2/imgcodecs.hpp>
 
-#include "edgetap/pipeline/track_overlay.hpp"
+#include "edgetap/tracking/track_overlay.hpp"
 
 using namespace edgetap;
 

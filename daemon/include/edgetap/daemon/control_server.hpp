@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "edgetap/pipeline/accept_pause.hpp"
+#include "edgetap/publish/accept_pause.hpp"
 
 namespace spdlog { class logger; }
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "edgetap/daemon/camera_stats.hpp"
-#include "edgetap/pipeline/mqtt_bridge.hpp"
-#include "edgetap/pipeline/publisher.hpp"
+#include "edgetap/camera/camera_stats.hpp"
+#include "edgetap/publish/mqtt_bridge.hpp"
+#include "edgetap/publish/publisher.hpp"
 
 namespace edgetap::daemon {
 

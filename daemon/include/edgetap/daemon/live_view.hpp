@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "edgetap/daemon/latest_frames.hpp"
+#include "edgetap/camera/latest_frames.hpp"
 
 namespace httplib { class Server; }
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "edgetap/config/load.hpp"
-#include "edgetap/pipeline/tracker_factory.hpp"
+#include "edgetap/ladder/tracker_factory.hpp"
 
 namespace edgetap::daemon {
 

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "edgetap/config/config.hpp"
-#include "edgetap/daemon/camera_worker.hpp"
+#include "edgetap/camera/camera_worker.hpp"
 #include "edgetap/daemon/health.hpp"
-#include "edgetap/daemon/output_router.hpp"
-#include "edgetap/pipeline/mqtt_bridge.hpp"
-#include "edgetap/pipeline/publisher.hpp"
+#include "edgetap/publish/output_router.hpp"
+#include "edgetap/publish/mqtt_bridge.hpp"
+#include "edgetap/publish/publisher.hpp"
 
 namespace edgetap::daemon {
 

@@ -9,7 +9,7 @@
 
 #include "edgetap/config/config.hpp"
 #include "edgetap/daemon/control_server.hpp"
-#include "edgetap/daemon/latest_frames.hpp"
+#include "edgetap/camera/latest_frames.hpp"
 #include "edgetap/daemon/metrics_server.hpp"
 #include "edgetap/daemon/runtime.hpp"
 #include "edgetap/daemon/signals.hpp"

@@ -1,0 +1,304 @@
+#include "edgetap/ladder/laddered_tracker.hpp"
+
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <utility>
+
+#include "edgetap/backend/engine_choice.hpp"
+#include "edgetap/engine/edgetap_tracker.hpp"
+#include "edgetap/kernels/gpu_probe.hpp"
+#include "edgetap/tracking/klt_tracker.hpp"
+#include "edgetap/pixel_scale.hpp"
+
+namespace edgetap::pipeline {
+namespace {
+
+// A side scaled by `factor`, rounded down to a multiple of 32 (the network's need), at least 64.
+int scaled_side(int side, double factor) { return std::max(64, static_cast<int>(side * factor) / 32 * 32); }
+
+// The default ladder's rungs: the camera's model at fp32, or klt.
+config::Rung edgetap_rung(int width, int height, int iters = 0, int max_points = 0, int stride = 1) {
+  config::Rung rung;
+  rung.width = width;
+  rung.height = height;
+  rung.iters = iters;
+  rung.max_points = max_points;
+  rung.stride = stride;
+  return rung;
+}
+
+config::Rung klt_rung() {
+  config::Rung rung;
+  rung.tracker = "klt";
+  return rung;
+}
+
+// "edgetap" for the camera's own model; for a rung's model file, its name without the
+// extension, "edgetap-" in front unless the name starts so (edgetap-large, edgetap-mine).
+std::string model_label(const std::string& model) {
+  if (model.empty()) return "edgetap";
+  const std::string stem = std::filesystem::path(model).stem().string();
+  return stem.rfind("edgetap", 0) == 0 ? stem : "edgetap-" + stem;
+}
+
+// The default ladder. klt: klt alone. edgetap on the CPU: the camera's model
+// (edgetap-small unless it names one) at full size, then smaller inputs and
+// fewer iterations, then half the frames, then klt. On a GPU every network
+// rung is FP16, and a camera that names no model starts with the bundled
+// edgetap-large (full size, then 0.75x with 2 iterations) before edgetap-small.
+std::vector<config::Rung> default_ladder(const config::CameraConfig& camera, bool gpu) {
+  if (camera.tracker == "klt") return {klt_rung()};
+  const int w = camera.model_width, h = camera.model_height;
+  std::vector<config::Rung> ladder;
+  if (gpu && camera.edgetap.model.empty()) {
+    const std::string large = bundled_large_model_path();
+    ladder.push_back(edgetap_rung(w, h));
+    ladder.push_back(edgetap_rung(scaled_side(w, 0.75), scaled_side(h, 0.75), 2));
+    for (config::Rung& rung : ladder) rung.model = large;
+  }
+  ladder.push_back(edgetap_rung(w, h));
+  ladder.push_back(edgetap_rung(scaled_side(w, 0.75), scaled_side(h, 0.75), 2));
+  ladder.push_back(edgetap_rung(scaled_side(w, 0.5), scaled_side(h, 0.5), 1, 256, 2));
+  if (gpu) {
+    for (config::Rung& rung : ladder) rung.precision = "fp16";
+  }
+  ladder.push_back(klt_rung());
+  return ladder;
+}
+
+}  // namespace
+
+std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped) {
+  return resolve_ladder(camera, skipped, backend::network_on_gpu());
+}
+
+std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped,
+                                         bool gpu) {
+  std::vector<config::Rung> ladder = camera.ladder;
+  if (ladder.empty()) ladder = default_ladder(camera, gpu);
+  std::vector<config::Rung> usable;
+  for (config::Rung rung : ladder) {
+    if (rung.width == 0) rung.width = camera.model_width;
+    if (rung.height == 0) rung.height = camera.model_height;
+    if (rung.precision == "fp16" && !gpu) {
+      skipped.push_back(rung_name(rung, camera) + " (fp16 needs a CUDA device: " + backend::probe_gpus().reason + ")");
+      continue;
+    }
+    usable.push_back(rung);
+  }
+  return usable;
+}
+
+std::string rung_name(const config::Rung& rung, const config::CameraConfig& camera) {
+  if (rung.tracker == "klt") return rung.stride > 1 ? "klt-s" + std::to_string(rung.stride) : "klt";
+  std::string name = model_label(rung.model) + "-" + rung.precision + "-" + std::to_string(rung.width ? rung.width : camera.model_width) +
+                     "x" + std::to_string(rung.height ? rung.height : camera.model_height);
+  if (rung.iters > 0) name += "-i" + std::to_string(rung.iters);
+  if (rung.max_points > 0) name += "-p" + std::to_string(rung.max_points);
+  if (rung.stride > 1) name += "-s" + std::to_string(rung.stride);
+  if (rung.template_refinement == false) name += "-unrefined";
+  return name;
+}
+
+RungTrackerFactory rung_tracker_factory(const config::CameraConfig& camera, ModelCache& models) {
+  return [camera, &models](const config::Rung& rung, std::string& error) -> std::unique_ptr<Tracker> {
+    config::CameraConfig at_rung = camera;
+    at_rung.tracker = rung.tracker;
+    at_rung.model_width = rung.width;
+    at_rung.model_height = rung.height;
+    at_rung.edgetap.iters = rung.iters;
+    at_rung.edgetap.precision = rung.precision;
+    if (rung.template_refinement) at_rung.edgetap.template_refinement = *rung.template_refinement;
+    if (!rung.model.empty()) at_rung.edgetap.model = rung.model;
+    return make_tracker(at_rung, models, error);
+  };
+}
+
+bool check_rungs(const config::CameraConfig& camera, const std::vector<config::Rung>& rungs,
+                 const RungTrackerFactory& factory, std::string& error) {
+  for (const config::Rung& rung : rungs) {
+    std::string rung_error;
+    if (!factory(rung, rung_error)) {
+      error = "ladder rung " + rung_name(rung, camera) + ": " + rung_error;
+      return false;
+    }
+  }
+  return true;
+}
+
+LadderedTracker::LadderedTracker(const config::CameraConfig& camera, std::vector<config::Rung> rungs,
+                                 RungTrackerFactory factory)
+    : model_width_(camera.model_width), model_height_(camera.model_height), rungs_(std::move(rungs)),
+      factory_(std::move(factory)) {
+  for (const config::Rung& rung : rungs_) names_.push_back(rung_name(rung, camera));
+  failed_.resize(rungs_.size());
+}
+
+std::unique_ptr<LadderedTracker> LadderedTracker::make(const config::CameraConfig& camera,
+                                                       std::vector<config::Rung> rungs, RungTrackerFactory factory,
+                                                       std::string& error) {
+  if (rungs.empty()) {
+    error = "the ladder has no rung this build can run";
+    return nullptr;
+  }
+  std::unique_ptr<LadderedTracker> tracker(new LadderedTracker(camera, std::move(rungs), std::move(factory)));
+  tracker->tracker_ = tracker->factory_(tracker->rungs_[0], error);
+  if (!tracker->tracker_) return nullptr;
+  return tracker;
+}
+
+std::size_t LadderedTracker::capacity() const noexcept {
+  const int cap = rungs_[static_cast<std::size_t>(current_)].max_points;
+  return cap > 0 ? static_cast<std::size_t>(cap) : Tracker::capacity();
+}
+
+float LadderedTracker::to_rung_x(float x) const {
+  return rescale_pixel(x, static_cast<float>(rungs_[static_cast<std::size_t>(current_)].width) / static_cast<float>(model_width_));
+}
+
+float LadderedTracker::to_rung_y(float y) const {
+  return rescale_pixel(y, static_cast<float>(rungs_[static_cast<std::size_t>(current_)].height) / static_cast<float>(model_height_));
+}
+
+void LadderedTracker::add_queries(std::span<const Query> queries) {
+  unpushed_.insert(unpushed_.end(), queries.begin(), queries.end());  // a rung that takes over starts them too
+  std::vector<Query> scaled(queries.begin(), queries.end());
+  for (Query& q : scaled) {
+    q.x = to_rung_x(q.x);
+    q.y = to_rung_y(q.y);
+  }
+  try {
+    tracker_->add_queries(scaled);
+  } catch (const std::exception& e) {
+    fail_over(std::string("adding points: ") + e.what());
+  }
+}
+
+std::size_t LadderedTracker::remove_queries(std::span<const std::string> ids) {
+  auto removed = [&](const auto& p) { return std::find(ids.begin(), ids.end(), p.id) != ids.end(); };
+  std::erase_if(live_, removed);
+  std::erase_if(unpushed_, removed);
+  return tracker_->remove_queries(ids);
+}
+
+ImageView LadderedTracker::rung_view(const ImageView& frame) {
+  const config::Rung& rung = rungs_[static_cast<std::size_t>(current_)];
+  if (rung.width == frame.width && rung.height == frame.height) return frame;
+  const cv::Mat src(frame.height, frame.width, CV_8UC3, const_cast<std::uint8_t*>(frame.data), frame.stride);
+  resized_.resize(static_cast<std::size_t>(rung.width) * rung.height * 3);
+  cv::Mat dst(rung.height, rung.width, CV_8UC3, resized_.data());
+  cv::resize(src, dst, dst.size(), 0, 0, cv::INTER_AREA);
+  return {resized_.data(), rung.width, rung.height, static_cast<std::size_t>(rung.width) * 3};
+}
+
+Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept {
+  try {
+    last_frame_.resize(static_cast<std::size_t>(frame.width) * frame.height * 3);
+    for (int y = 0; y < frame.height; ++y) {
+      std::copy_n(frame.row(y), static_cast<std::size_t>(frame.width) * 3,
+                  last_frame_.data() + static_cast<std::size_t>(y) * frame.width * 3);
+    }
+    Status status = tracker_->push_frame(rung_view(frame), out);
+    if (!status) {
+      if (status.code() != Status::Code::bad_frame) fail_over(status.message());
+      return status;
+    }
+    const config::Rung& rung = rungs_[static_cast<std::size_t>(current_)];
+    const float sx = static_cast<float>(model_width_) / static_cast<float>(rung.width);
+    const float sy = static_cast<float>(model_height_) / static_cast<float>(rung.height);
+    for (TrackPoint& p : out) {
+      p.x = rescale_pixel(p.x, sx);
+      p.y = rescale_pixel(p.y, sy);
+    }
+    out.insert(out.end(), pending_lost_.begin(), pending_lost_.end());
+    pending_lost_.clear();
+    unpushed_.clear();
+    live_.clear();
+    for (const TrackPoint& p : out) {
+      if (!p.lost) live_.push_back(p);
+    }
+    return Status::ok();
+  } catch (const std::exception& e) {
+    fail_over(e.what());
+    return Status::error(Status::Code::internal, std::string("ladder: ") + e.what());
+  }
+}
+
+void LadderedTracker::fail_over(const std::string& reason) noexcept {
+  const int from = current_;
+  failed_[static_cast<std::size_t>(from)] = reason.empty() ? "failed" : reason;
+  std::string refused;
+  for (int next = from + 1; next < rungs(); ++next) {
+    std::string error;
+    if (switch_to(next, error)) {
+      failover_ = Failover{from, next, "rung " + names_[static_cast<std::size_t>(from)] + " failed (" + reason +
+                                           "): now on " + names_[static_cast<std::size_t>(next)] + ", tracks kept" +
+                                           refused};
+      return;
+    }
+    refused += "; rung " + names_[static_cast<std::size_t>(next)] + " refused: " + error;
+  }
+  failover_ = Failover{from, from, "rung " + names_[static_cast<std::size_t>(from)] + " failed (" + reason +
+                                       ") and no rung below it could take over" + refused};
+}
+
+std::optional<LadderedTracker::Failover> LadderedTracker::take_failover() { return std::exchange(failover_, std::nullopt); }
+
+bool LadderedTracker::switch_to(int rung, std::string& error) {
+  if (rung >= 0 && rung < rungs() && !failed_[static_cast<std::size_t>(rung)].empty()) {
+    error = "it failed before: " + failed_[static_cast<std::size_t>(rung)];
+    return false;
+  }
+  try {
+    return switch_to_unguarded(rung, error);
+  } catch (const std::exception& e) {  // the factory or the new tracker threw: this rung cannot take over
+    error = e.what();
+    return false;
+  }
+}
+
+bool LadderedTracker::switch_to_unguarded(int rung, std::string& error) {
+  if (rung < 0 || rung >= rungs() || rung == current_) return rung == current_;
+  auto next = factory_(rungs_[static_cast<std::size_t>(rung)], error);
+  if (!next) return false;
+  const int previous = current_;
+  current_ = rung;  // rung_view, capacity and to_rung_* speak of the new rung from here
+  try {
+    std::vector<Query> queries;
+    std::vector<TrackPoint> over_cap;
+    if (!last_frame_.empty()) {
+      // The new tracker sees the last frame and starts every live track where it was.
+      std::vector<TrackPoint> ignored;
+      const ImageView last{last_frame_.data(), model_width_, model_height_, static_cast<std::size_t>(model_width_) * 3};
+      const Status status = next->push_frame(rung_view(last), ignored);
+      if (!status) {
+        current_ = previous;
+        error = status.message();
+        return false;
+      }
+    }
+    // Live tracks where they were, then points added since the last frame; over the cap: lost.
+    const std::size_t cap = capacity();
+    auto start = [&](const std::string& id, float x, float y) {
+      if (queries.size() >= cap) {
+        over_cap.push_back({id, x, y, false, 0.f, true});
+      } else {
+        queries.push_back({id, to_rung_x(x), to_rung_y(y)});
+      }
+    };
+    for (const TrackPoint& p : live_) start(p.id, p.x, p.y);
+    for (const Query& q : unpushed_) start(q.id, q.x, q.y);
+    next->add_queries(queries);
+    pending_lost_.insert(pending_lost_.end(), over_cap.begin(), over_cap.end());
+  } catch (...) {
+    current_ = previous;
+    throw;
+  }
+  tracker_ = std::move(next);
+  return true;
+}
+
+}  // namespace edgetap::pipeline
