@@ -46,6 +46,17 @@ std::int64_t now_unix_us() {
   return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+// A camera's state from its capture's, where nothing else decides it.
+CameraState camera_state(pipeline::CaptureState state) {
+  switch (state) {
+    case pipeline::CaptureState::idle: return CameraState::idle;
+    case pipeline::CaptureState::running: return CameraState::running;
+    case pipeline::CaptureState::ended: return CameraState::ended;
+    case pipeline::CaptureState::failed: return CameraState::failed;
+  }
+  return CameraState::idle;
+}
+
 }  // namespace
 
 CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink,
@@ -149,7 +160,7 @@ void CameraWorker::supervise() {
                wait.count(), backoff_.attempts());
     if (stalled) capture_.stop();
     std::lock_guard lock(stats_mutex_);
-    stats_.state = "reconnecting";
+    stats_.state = CameraState::reconnecting;
     return;
   }
   if (now < restart_at_ns_) return;
@@ -160,7 +171,7 @@ void CameraWorker::supervise() {
   capture_.start(error);
   std::lock_guard lock(stats_mutex_);
   ++stats_.reconnects;
-  stats_.state.clear();
+  stats_.state = CameraState::idle;  // the capture's own state from now on
 }
 
 // Nothing a frame does may end the process: an exception that escapes the
@@ -398,15 +409,15 @@ CameraStats CameraWorker::stats() const {
   s.queue_drops = queue_.drops();
   s.error = capture_.last_error();
   if (!session_) {
-    s.state = "failed";
+    s.state = CameraState::failed;
     s.error = tracker_error_;
     return s;
   }
   const pipeline::CaptureState state = capture_.state();
   if (stopping_) {
-    s.state = state == pipeline::CaptureState::running ? "stopped" : pipeline::to_string(state);
-  } else if (s.state.empty() || state == pipeline::CaptureState::running) {
-    s.state = live_ && state != pipeline::CaptureState::running ? "reconnecting" : pipeline::to_string(state);
+    s.state = state == pipeline::CaptureState::running ? CameraState::stopped : camera_state(state);
+  } else if (s.state == CameraState::idle || state == pipeline::CaptureState::running) {
+    s.state = live_ && state != pipeline::CaptureState::running ? CameraState::reconnecting : camera_state(state);
   }
   s.tracker_ms_sum = tracker_ms_sum_;
   s.latency_ms_sum = latency_ms_sum_;

@@ -196,7 +196,7 @@ int run_command(int argc, char** argv) {
   std::filesystem::create_directories(out_dir);
   int failed = 0;
   for (const auto& s : stats) {
-    failed += s.state == "failed" ? 1 : 0;
+    failed += s.state == daemon::CameraState::failed ? 1 : 0;
     const std::string path = out_dir + "/" + s.name + "-tracks.png";
     if (strips.at(s.name).write_png(path, error)) {
       std::printf("wrote %s (%zu panels)\n", path.c_str(), strips.at(s.name).panels());

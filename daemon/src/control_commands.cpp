@@ -22,7 +22,7 @@ json list(Runtime& runtime) {
   for (std::size_t i = 0; i < config.cameras.size() && i < stats.size(); ++i) {
     const config::CameraConfig& c = config.cameras[i];
     cameras.push_back({{"name", c.name},
-                       {"state", stats[i].state},
+                       {"state", to_string(stats[i].state)},
                        {"source", c.source.uri},
                        {"tracker", c.tracker},
                        {"model_size", {c.model_width, c.model_height}},

@@ -63,7 +63,7 @@ std::string format_prometheus(const Snapshot& s) {
   family(out, "edgetap_points_tracked", "gauge", "Live tracks after the last frame.", c,
          [](const CameraStats& x) { return x.points; });
   family(out, "edgetap_camera_up", "gauge", "1 while the camera's pipeline runs.", c,
-         [](const CameraStats& x) { return x.state == "running" ? 1 : 0; });
+         [](const CameraStats& x) { return x.state == CameraState::running ? 1 : 0; });
   out += "# HELP edgetap_rung Degradation rung in force (0 = the best), named by the rung label.\n"
          "# TYPE edgetap_rung gauge\n";
   for (const CameraStats& x : c) {
@@ -109,7 +109,7 @@ std::string format_prometheus(const Snapshot& s) {
 
 nlohmann::json camera_json(const CameraStats& x) {
   return {{"name", x.name},
-          {"state", x.state},
+          {"state", to_string(x.state)},
           {"error", x.error},
           {"frames_captured", x.frames_captured},
           {"frames_tracked", x.frames_tracked},
@@ -131,14 +131,14 @@ nlohmann::json camera_json(const CameraStats& x) {
 
 bool healthy(const Snapshot& s) {
   for (const CameraStats& c : s.cameras) {
-    if (c.state != "running" && c.state != "ended") return false;
+    if (c.state != CameraState::running && c.state != CameraState::ended) return false;
   }
   return true;
 }
 
 nlohmann::json health_json(const Snapshot& s) {
   nlohmann::json cameras = nlohmann::json::object();
-  for (const CameraStats& c : s.cameras) cameras[c.name] = c.state;
+  for (const CameraStats& c : s.cameras) cameras[c.name] = to_string(c.state);
   return {{"healthy", healthy(s)}, {"cameras", cameras}, {"subscribers", s.socket.subscribers}};
 }
 

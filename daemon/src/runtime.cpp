@@ -191,7 +191,7 @@ std::string format_summary(const std::vector<CameraStats>& stats) {
   for (const CameraStats& s : stats) {
     const double fps = s.seconds > 0 ? static_cast<double>(s.frames_tracked) / s.seconds : 0.0;
     out += fmt::format("{:<16} {:<12} {:>8} {:>8} {:>6} {:>7.1f} {:>6} {:>6} {:>8} {:>9.2f} {:>8.2f}\n", s.name,
-                       s.state, s.frames_captured, s.frames_tracked, s.queue_drops, fps, s.points, s.tracks_lost,
+                       to_string(s.state), s.frames_captured, s.frames_tracked, s.queue_drops, fps, s.points, s.tracks_lost,
                        s.reconnects, s.tracker_ms_mean, s.latency_ms_mean);
     if (!s.error.empty()) out += fmt::format("  {}: {}\n", s.name, s.error);
     if (!s.rungs_used.empty()) {

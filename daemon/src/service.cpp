@@ -120,7 +120,7 @@ std::string no_cameras_hint(const std::string& config_path) {
 std::string Service::status_line() const {
   const Snapshot s = runtime_->snapshot();
   if (s.cameras.empty()) return no_cameras_hint(config_path_) + fmt::format("; {} subscribers", s.socket.subscribers);
-  const auto running = std::count_if(s.cameras.begin(), s.cameras.end(), [](const auto& c) { return c.state == "running"; });
+  const auto running = std::count_if(s.cameras.begin(), s.cameras.end(), [](const auto& c) { return c.state == CameraState::running; });
   return fmt::format("{} of {} cameras running, {} subscribers", running, s.cameras.size(), s.socket.subscribers);
 }
 

@@ -143,7 +143,7 @@ TEST_F(ControlFixture, APointCountOverThePerRequestCapIsRefused) {
   EXPECT_EQ(reply.value("error", ""), "at most " + std::to_string(daemon::kMaxPointsPerRequest) +
                                           " points per request, got " +
                                           std::to_string(daemon::kMaxPointsPerRequest + 1));
-  EXPECT_EQ(runtime->stats()[0].state, "running");
+  EXPECT_EQ(runtime->stats()[0].state, daemon::CameraState::running);
 }
 
 TEST_F(ControlFixture, AddPointsStopsAtThePerCameraCap) {

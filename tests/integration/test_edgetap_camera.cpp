@@ -59,8 +59,8 @@ std::string ladder_start_error(const test::TempDir& dir, const std::string& weig
   const auto cameras = run_and_listen(runtime, dir, 10, net);
   EXPECT_EQ(cameras, std::set<std::string>{"plain"});
   const auto stats = runtime.stats();
-  EXPECT_EQ(stats[0].state, "failed");
-  EXPECT_EQ(stats[1].state, "running");
+  EXPECT_EQ(stats[0].state, daemon::CameraState::failed);
+  EXPECT_EQ(stats[1].state, daemon::CameraState::running);
   runtime.stop();
   return stats[0].error;
 }
@@ -126,7 +126,7 @@ TEST(EdgetapCamera, NetworkTrackerPublishesTracks) {
     EXPECT_TRUE(std::isfinite(p["x"].get<double>()));
     EXPECT_FALSE(p["lost"].get<bool>());  // the network keeps occluded points instead of losing them
   }
-  EXPECT_EQ(runtime.stats()[0].state, "running");
+  EXPECT_EQ(runtime.stats()[0].state, daemon::CameraState::running);
 }
 
 TEST(EdgetapCamera, BadModelFilesFailOnlyTheirCamera) {
@@ -152,10 +152,10 @@ TEST(EdgetapCamera, BadModelFilesFailOnlyTheirCamera) {
     const auto cameras = run_and_listen(runtime, dir, 10, net);
     EXPECT_EQ(cameras, std::set<std::string>{"plain"}) << model;
     const auto stats = runtime.stats();
-    EXPECT_EQ(stats[0].state, "failed") << model;
+    EXPECT_EQ(stats[0].state, daemon::CameraState::failed) << model;
     EXPECT_NE(stats[0].error.find(model), std::string::npos) << stats[0].error;
     EXPECT_NE(stats[0].error.find(expected), std::string::npos) << stats[0].error;
-    EXPECT_EQ(stats[1].state, "running");
+    EXPECT_EQ(stats[1].state, daemon::CameraState::running);
     runtime.stop();
   }
 }

@@ -87,7 +87,7 @@ TEST(EngineFault, AFailingGpuSessionFailsItsCamerasRungOnlyAndTheCameraPublishes
   EXPECT_EQ(stats[healthy].rung_failures, 0u);
   EXPECT_EQ(stats[healthy].rung_index, 0);
   EXPECT_EQ(stats[failed].rung_index, 1);
-  EXPECT_EQ(stats[failed].state, "running");
+  EXPECT_EQ(stats[failed].state, daemon::CameraState::running);
 
   // The failed camera moved to its next rung with the same tracks and kept publishing.
   const CameraLog& f = logs[stats[failed].name];

@@ -19,7 +19,7 @@ namespace {
 
 // `expected_state`: files fail for good, live sources keep reconnecting.
 void expect_failure_isolated(const std::string& bad_source, const std::string& expected_error,
-                             const std::string& expected_state) {
+                             daemon::CameraState expected_state) {
   test::TempDir dir;
   const std::string yaml = "publisher: {socket: '" + dir.file("t.sock") +
                            "'}\ncameras:\n"
@@ -55,19 +55,19 @@ void expect_failure_isolated(const std::string& bad_source, const std::string& e
   EXPECT_EQ(messages, 20);
   EXPECT_EQ(cameras, std::set<std::string>{"healthy"});
   EXPECT_GT(runtime.stats()[0].frames_tracked, before);
-  EXPECT_EQ(runtime.stats()[0].state, "running");
+  EXPECT_EQ(runtime.stats()[0].state, daemon::CameraState::running);
   runtime.stop();
 }
 
 }  // namespace
 
 TEST(Faults, MissingFileFailsAloneWithAClearError) {
-  expect_failure_isolated("file:///nonexistent/clip.mp4", "/nonexistent/clip.mp4", "failed");
+  expect_failure_isolated("file:///nonexistent/clip.mp4", "/nonexistent/clip.mp4", daemon::CameraState::failed);
 }
 
 TEST(Faults, UnreachableRtspFailsAloneWithAClearError) {
   // Port 9 on loopback: nothing listens, the connection is refused.
-  expect_failure_isolated("rtsp://127.0.0.1:9/stream", "rtsp://127.0.0.1:9/stream", "reconnecting");
+  expect_failure_isolated("rtsp://127.0.0.1:9/stream", "rtsp://127.0.0.1:9/stream", daemon::CameraState::reconnecting);
 }
 
 TEST(Faults, RtspCameraRecoversAfterTheServerRestarts) {
@@ -92,7 +92,7 @@ TEST(Faults, RtspCameraRecoversAfterTheServerRestarts) {
   ASSERT_TRUE(wait_until([&] { return tracked(1) >= 10; }, 20s)) << "the RTSP camera never delivered frames";
 
   server.reset();  // the server process is killed: the camera notices (error or stall) and retries
-  ASSERT_TRUE(wait_until([&] { return runtime.stats()[1].state == "reconnecting"; }, 20s))
+  ASSERT_TRUE(wait_until([&] { return runtime.stats()[1].state == daemon::CameraState::reconnecting; }, 20s))
       << "state " << runtime.stats()[1].state;
   const auto steady_before = tracked(0);
   std::this_thread::sleep_for(1s);
@@ -103,7 +103,7 @@ TEST(Faults, RtspCameraRecoversAfterTheServerRestarts) {
   const auto ipcam_before = tracked(1);
   ASSERT_TRUE(wait_until([&] { return tracked(1) >= ipcam_before + 10; }, 30s))
       << "tracks did not resume after the server came back: " << runtime.stats()[1].error;
-  EXPECT_EQ(runtime.stats()[1].state, "running");
+  EXPECT_EQ(runtime.stats()[1].state, daemon::CameraState::running);
   EXPECT_GE(runtime.stats()[1].reconnects, 1u);
   runtime.stop();
 }

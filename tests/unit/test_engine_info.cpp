@@ -29,7 +29,7 @@ std::string declared_version(const std::string& json_path) {
 daemon::CameraStats stats_with_engine() {
   daemon::CameraStats stats;
   stats.name = "gate";
-  stats.state = "running";
+  stats.state = daemon::CameraState::running;
   stats.rung = "edgetap-fp16-192x192-i2";
   stats.rung_index = 1;
   pipeline::EngineInfo engine;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <ostream>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,9 +16,28 @@ namespace edgetap::daemon {
 // last bucket is everything above.
 inline constexpr std::array<double, 10> kLatencyBucketsMs = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
 
+// Where a camera is: idle until its pipeline first runs; running; reconnecting (a live source
+// waiting to restart its pipeline); ended (a file at its end); failed (a file that failed, or no
+// tracker could be made); stopped (shut down).
+enum class CameraState { idle, running, reconnecting, ended, failed, stopped };
+
+inline const char* to_string(CameraState state) {
+  switch (state) {
+    case CameraState::idle: return "idle";
+    case CameraState::running: return "running";
+    case CameraState::reconnecting: return "reconnecting";
+    case CameraState::ended: return "ended";
+    case CameraState::failed: return "failed";
+    case CameraState::stopped: return "stopped";
+  }
+  return "idle";
+}
+
+inline std::ostream& operator<<(std::ostream& out, CameraState state) { return out << to_string(state); }
+
 struct CameraStats {
   std::string name;
-  std::string state;              // running | reconnecting | ended | failed | stopped
+  CameraState state = CameraState::idle;
   std::string error;              // the capture's last error, if any
   std::uint64_t frames_captured = 0;
   std::uint64_t frames_tracked = 0;
