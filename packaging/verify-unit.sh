@@ -49,6 +49,7 @@ require 'DeviceAllow=char-nvidia-frontend rw' '/dev/nvidia0..N and /dev/nvidiact
 require 'DeviceAllow=char-nvidia-uvm rw' '/dev/nvidia-uvm for CUDA'
 require 'DeviceAllow=char-video4linux rw' '/dev/video* for V4L2 cameras'
 require 'RuntimeDirectory=edgetap' '/run/edgetap holds the sockets'
+require 'StateDirectory=edgetap' '/var/lib/edgetap holds control.state_file, the points added at run time'
 require 'ProtectSystem=strict' 'the file system is read-only to the service'
 require 'LimitNOFILE=[0-9]+' 'a flood of connections ends at a known fd limit'
 require 'MemoryMax=[0-9]+[KMGT]?' 'a leak ends in a restart, not a starved host'

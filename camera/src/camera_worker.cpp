@@ -129,6 +129,7 @@ void CameraWorker::track_loop() {
         continue;
       }
       track_one(*frame, points);
+      if (!restored_points_.empty() && source_width_ > 0) add_restored_points();
       continue;
     }
     if (!queue_.closed()) {
@@ -352,35 +353,59 @@ PointsChange CameraWorker::run_on_tracking_thread(std::function<PointsChange()> 
 
 PointsChange CameraWorker::add_points(const std::vector<config::ExplicitPoint>& points,
                                       std::chrono::milliseconds timeout, std::size_t max_live) {
-  return run_on_tracking_thread(
-      [this, points, max_live] {
-        PointsChange change;
-        if (source_width_ == 0) {
-          change.error = "no frame has been tracked yet: points are placed on the latest frame";
-          return change;
-        }
-        const double sx = static_cast<double>(model_width_) / source_width_;
-        const double sy = static_cast<double>(model_height_) / source_height_;
-        std::vector<Query> queries;
-        for (const config::ExplicitPoint& p : points) {
-          if (live_ids_.count(p.id)) {
-            change.rejected.push_back(p.id + ": a track with this id exists");
-          } else if (live_ids_.size() >= max_live) {
-            change.rejected.push_back(p.id + ": the camera would track more than " + std::to_string(max_live) +
-                                      " points, the most add_points allows");
-          } else if (p.x < 0 || p.y < 0 || p.x > source_width_ - 1 || p.y > source_height_ - 1) {
-            change.rejected.push_back(p.id + ": outside the " + std::to_string(source_width_) + "x" +
-                                      std::to_string(source_height_) + " image");
-          } else {
-            queries.push_back({p.id, static_cast<float>(rescale_pixel(p.x, sx)), static_cast<float>(rescale_pixel(p.y, sy))});
-            live_ids_.insert(p.id);
-            change.applied.push_back(p.id);
-          }
-        }
-        session_->add_queries(queries);
-        return change;
-      },
-      timeout);
+  return run_on_tracking_thread([this, points, max_live] { return add_points_now(points, max_live); }, timeout);
+}
+
+void CameraWorker::restore_points(std::vector<config::ExplicitPoint> points, std::size_t max_live) {
+  restored_points_ = std::move(points);
+  restored_max_live_ = max_live;
+}
+
+void CameraWorker::add_restored_points() {
+  std::vector<config::ExplicitPoint> points;
+  points.swap(restored_points_);
+  PointsChange change;
+  try {
+    change = add_points_now(points, restored_max_live_);
+  } catch (const std::exception& e) {  // the tracker's; the camera goes on
+    change.error = std::string("the tracker failed: ") + e.what();
+  }
+  follow_failover("restoring points");
+  if (!change.error.empty()) {
+    log_->error("saved points not restored: {}", change.error);
+    return;
+  }
+  log_->info("restored {} saved points", change.applied.size());
+  for (const std::string& reason : change.rejected) log_->warn("saved point not restored: {}", reason);
+}
+
+// On the tracking thread.
+PointsChange CameraWorker::add_points_now(const std::vector<config::ExplicitPoint>& points, std::size_t max_live) {
+  PointsChange change;
+  if (source_width_ == 0) {
+    change.error = "no frame has been tracked yet: points are placed on the latest frame";
+    return change;
+  }
+  const double sx = static_cast<double>(model_width_) / source_width_;
+  const double sy = static_cast<double>(model_height_) / source_height_;
+  std::vector<Query> queries;
+  for (const config::ExplicitPoint& p : points) {
+    if (live_ids_.count(p.id)) {
+      change.rejected.push_back(p.id + ": a track with this id exists");
+    } else if (live_ids_.size() >= max_live) {
+      change.rejected.push_back(p.id + ": the camera would track more than " + std::to_string(max_live) +
+                                " points, the most add_points allows");
+    } else if (p.x < 0 || p.y < 0 || p.x > source_width_ - 1 || p.y > source_height_ - 1) {
+      change.rejected.push_back(p.id + ": outside the " + std::to_string(source_width_) + "x" +
+                                std::to_string(source_height_) + " image");
+    } else {
+      queries.push_back({p.id, static_cast<float>(rescale_pixel(p.x, sx)), static_cast<float>(rescale_pixel(p.y, sy))});
+      live_ids_.insert(p.id);
+      change.applied.push_back(p.id);
+    }
+  }
+  session_->add_queries(queries);
+  return change;
 }
 
 PointsChange CameraWorker::remove_points(const std::vector<std::string>& ids, std::chrono::milliseconds timeout) {

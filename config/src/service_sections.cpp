@@ -28,6 +28,21 @@ void read_group(YamlReader& r, const YAML::Node& map, const std::string& path, s
   out = name;
 }
 
+// control.state_file: an absolute path to a file ("" = runtime points are not kept).
+void read_state_file(YamlReader& r, const YAML::Node& map, std::string& out) {
+  const YAML::Node node = map["state_file"];
+  if (!node) return;
+  std::string path;
+  r.read_string(map, "control", "state_file", path, true);
+  if (!path.empty() && (path.front() != '/' || path.back() == '/')) {
+    r.problem(node, "control.state_file",
+              "expected an absolute path to a file (e.g. /var/lib/edgetap/points.json) or \"\" for none, got '" +
+                  path + "'");
+    return;
+  }
+  out = path;
+}
+
 }  // namespace
 
 void read_publisher(YamlReader& r, const YAML::Node& node, PublisherConfig& out) {
@@ -39,8 +54,9 @@ void read_publisher(YamlReader& r, const YAML::Node& node, PublisherConfig& out)
 }
 
 void read_control(YamlReader& r, const YAML::Node& node, ControlConfig& out) {
-  if (!r.expect_map(node, "control", {"socket", "group"})) return;
+  if (!r.expect_map(node, "control", {"socket", "group", "state_file"})) return;
   read_group(r, node, "control", out.group);
+  read_state_file(r, node, out.state_file);
   if (const YAML::Node socket = node["socket"]) {
     // An empty string turns the control socket off.
     if (socket.IsScalar()) {

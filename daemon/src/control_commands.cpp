@@ -88,6 +88,17 @@ bool accept_id(const std::string& id, std::size_t index, std::vector<std::string
   return false;
 }
 
+// The points of `points` whose ids were added, as the operator gave them (they are what
+// the state file keeps).
+std::vector<config::ExplicitPoint> applied_points(const std::vector<config::ExplicitPoint>& points,
+                                                  const std::vector<std::string>& applied) {
+  std::vector<config::ExplicitPoint> kept;
+  for (const config::ExplicitPoint& p : points) {
+    if (std::find(applied.begin(), applied.end(), p.id) != applied.end()) kept.push_back(p);
+  }
+  return kept;
+}
+
 json add_points(Runtime& runtime, const std::string& camera, const json& request) {
   const json& list = request.contains("points") ? request["points"] : json();
   if (!list.is_array() || list.empty()) return error("'points' must be a non-empty list of {id, x, y}");
@@ -110,7 +121,10 @@ json add_points(Runtime& runtime, const std::string& camera, const json& request
   }
   PointsChange change;
   if (!points.empty()) {
-    runtime.with_camera(camera, [&](CameraWorker& w) { change = w.add_points(points, kApplyTimeout, kMaxPointsPerCamera); });
+    runtime.with_camera(camera, [&](CameraWorker& w) {
+      change = w.add_points(points, kApplyTimeout, kMaxPointsPerCamera);
+      runtime.points_state().added(camera, applied_points(points, change.applied));
+    });
   }
   change.rejected.insert(change.rejected.begin(), rejected.begin(), rejected.end());
   return change_reply(change, "added");
@@ -132,7 +146,12 @@ json remove_points(Runtime& runtime, const std::string& camera, const json& requ
   }
   PointsChange change;
   if (!ids.empty()) {
-    runtime.with_camera(camera, [&](CameraWorker& w) { change = w.remove_points(ids, kApplyTimeout); });
+    runtime.with_camera(camera, [&](CameraWorker& w) {
+      change = w.remove_points(ids, kApplyTimeout);
+      // Every id asked for leaves the file, tracked or not: a saved point that could
+      // not be restored (outside a smaller image, say) is removed the same way.
+      if (change.error.empty()) runtime.points_state().removed(camera, ids);
+    });
   }
   change.rejected.insert(change.rejected.begin(), rejected.begin(), rejected.end());
   return change_reply(change, "removed");

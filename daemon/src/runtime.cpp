@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "edgetap/daemon/control_commands.hpp"
 #include "edgetap/daemon/logging.hpp"
 
 namespace edgetap::daemon {
@@ -44,13 +45,14 @@ std::string ReloadSummary::to_string() const {
 }
 
 Runtime::Runtime(config::Config config, ObserverFactory observers)
-    : config_(std::move(config)), observers_(std::move(observers)) {}
+    : config_(std::move(config)), observers_(std::move(observers)), points_state_(make_logger("state")) {}
 
 Runtime::~Runtime() { stop(); }
 
 std::unique_ptr<CameraWorker> Runtime::make_worker(const config::CameraConfig& camera) {
   FrameObserver observer = observers_ ? observers_(camera) : FrameObserver{};
   auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, gate_, std::move(observer), &directory_);
+  worker->restore_points(points_state_.points(camera.name), kMaxPointsPerCamera);
   worker->start();
   return worker;
 }
@@ -61,6 +63,7 @@ bool Runtime::start(std::string& error) {
   if (!swap_outputs(config_, true, ignored, error)) return false;
   router_.set_routes(config_.cameras);
   directory_.set_cameras(names_of(config_.cameras));
+  points_state_.open(config_.control.state_file);
   for (const config::CameraConfig& camera : config_.cameras) workers_.push_back(make_worker(camera));
   return true;
 }
@@ -107,6 +110,8 @@ bool Runtime::apply(config::Config next, ReloadSummary& summary, std::string& er
   if (!swap_outputs(next, false, summary, error)) return false;
   router_.set_routes(next.cameras);
   directory_.set_cameras(names_of(next.cameras));
+  // Another state file is read afresh: cameras made from here on restore what it holds.
+  if (next.control.state_file != points_state_.path()) points_state_.open(next.control.state_file);
   std::vector<std::unique_ptr<CameraWorker>> workers;
   for (const config::CameraConfig& camera : next.cameras) {
     auto it = std::find_if(workers_.begin(), workers_.end(),

@@ -288,3 +288,22 @@ TEST(Config, SocketGroupsAndTheSubscriberLimitAreReadAndChecked) {
             std::string::npos) << text;
   EXPECT_NE(text.find("test.yaml:5:10: control.group"), std::string::npos) << text;
 }
+
+TEST(Config, TheStateFileIsOffByDefaultAndMustBeAnAbsoluteFilePath) {
+  EXPECT_EQ(load_string("cameras:\n  - {name: a, source: test:ball}\n", "t.yaml", "/").control.state_file, "");
+  const Config config = load_string(
+      "control: {state_file: /var/lib/edgetap/points.json}\ncameras:\n  - {name: a, source: test:ball}\n",
+      "test.yaml", "/");
+  EXPECT_EQ(config.control.state_file, "/var/lib/edgetap/points.json");
+
+  const std::string relative = problems_of(
+      "control:\n  state_file: points.json\ncameras:\n  - {name: a, source: test:ball}\n");
+  EXPECT_NE(relative.find("test.yaml:2:15: control.state_file: expected an absolute path"), std::string::npos)
+      << relative;
+  const std::string directory = problems_of(
+      "control:\n  state_file: /var/lib/edgetap/\ncameras:\n  - {name: a, source: test:ball}\n");
+  EXPECT_NE(directory.find("test.yaml:2:15: control.state_file"), std::string::npos) << directory;
+  const std::string not_text = problems_of(
+      "control:\n  state_file: [a]\ncameras:\n  - {name: a, source: test:ball}\n");
+  EXPECT_NE(not_text.find("test.yaml:2:15: control.state_file"), std::string::npos) << not_text;
+}

@@ -71,6 +71,10 @@ class CameraWorker {
   PointsChange add_points(const std::vector<config::ExplicitPoint>& points, std::chrono::milliseconds timeout,
                           std::size_t max_live);
   PointsChange remove_points(const std::vector<std::string>& ids, std::chrono::milliseconds timeout);
+  // Points to add as soon as the first frame is tracked (kept from before a restart
+  // or a reload), under the same checks as add_points; call before start().
+  // What is added or rejected is logged.
+  void restore_points(std::vector<config::ExplicitPoint> points, std::size_t max_live);
 
  private:
   void track_loop();
@@ -81,6 +85,8 @@ class CameraWorker {
   void note_engine();
   void supervise();
   void run_control_tasks();
+  PointsChange add_points_now(const std::vector<config::ExplicitPoint>& points, std::size_t max_live);
+  void add_restored_points();
   PointsChange run_on_tracking_thread(std::function<PointsChange()> task, std::chrono::milliseconds timeout);
 
   const config::CameraConfig camera_;
@@ -116,6 +122,8 @@ class CameraWorker {
   int source_height_ = 0;
   int model_width_ = 0;
   int model_height_ = 0;
+  std::vector<config::ExplicitPoint> restored_points_;  // added after the first tracked frame
+  std::size_t restored_max_live_ = 0;
 
   std::mutex tasks_mutex_;
   std::vector<std::function<void()>> tasks_;

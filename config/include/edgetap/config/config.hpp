@@ -151,6 +151,9 @@ struct PublisherConfig {                              // key: publisher
 struct ControlConfig {                                // key: control
   std::string socket_path = "/run/edgetap/control.sock";  // socket: JSON-lines control socket ("" = off)
   std::string group;                                  // group: the socket file's group ("" = the daemon's)
+  // state_file: where points added at run time are kept across restarts and reloads
+  // (an absolute path, e.g. /var/lib/edgetap/points.json; "" = not kept, the default).
+  std::string state_file;
   bool operator==(const ControlConfig&) const = default;
 };
 

@@ -7,6 +7,8 @@
 // Replies carry "ok" and either the result or "error"; an "id" in the request
 // is echoed back. A point whose id is refused (see point_ids.hpp) or that would
 // take the camera past kMaxPointsPerCamera is rejected alone, with the reason.
+// With control.state_file set, the points added and the ids removed are recorded
+// there (points_state.hpp) and come back after a restart or a reload.
 #pragma once
 
 #include <cstddef>

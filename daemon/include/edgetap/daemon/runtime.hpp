@@ -4,6 +4,8 @@
 // apply() swaps in a new, already validated configuration: unchanged cameras
 // keep running without a gap, changed ones restart, removed ones stop and new
 // ones start.
+// Points added at run time are kept in control.state_file (when set, see
+// points_state.hpp): every camera a start or a reload makes re-adds its own.
 #pragma once
 
 #include <functional>
@@ -15,6 +17,7 @@
 #include "edgetap/config/config.hpp"
 #include "edgetap/camera/camera_worker.hpp"
 #include "edgetap/daemon/health.hpp"
+#include "edgetap/daemon/points_state.hpp"
 #include "edgetap/publish/output_router.hpp"
 #include "edgetap/publish/mqtt_bridge.hpp"
 #include "edgetap/publish/publisher.hpp"
@@ -57,6 +60,8 @@ class Runtime {
   const pipeline::CameraDirectory& directory() const noexcept { return directory_; }
   // Runs `action` on the named camera under the runtime's lock; false when there is none.
   bool with_camera(const std::string& name, const std::function<void(CameraWorker&)>& action);
+  // The points added at run time, by camera (the control requests record their changes).
+  PointsState& points_state() noexcept { return points_state_; }
 
  private:
   std::unique_ptr<CameraWorker> make_worker(const config::CameraConfig& camera);
@@ -70,6 +75,7 @@ class Runtime {
   OutputRouter router_;  // what every camera publishes to; outlives the outputs it routes to
   pipeline::ModelCache models_;  // networks shared by the cameras that use them
   pipeline::ComputeGate gate_;   // the cameras' turns at the compute device
+  PointsState points_state_;
   std::unique_ptr<pipeline::Publisher> publisher_;
   std::unique_ptr<pipeline::MqttBridge> mqtt_;
   std::vector<std::unique_ptr<CameraWorker>> workers_;
