@@ -30,7 +30,7 @@ if(EDGETAP_FUZZ)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# The engine's loops (kernels/, core/): at -O2, GCC 12 vectorizes only loops whose
+# The engine's loops (kernels/, engine/): at -O2, GCC 12 vectorizes only loops whose
 # trip count it can prove fits the vector width ("very cheap" cost model); the
 # dynamic model also vectorizes ReLU, LayerNorm, the bias adds and the attention
 # loops over a row of any width (bench/NOTES.md, "Where the time goes").

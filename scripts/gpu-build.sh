@@ -12,8 +12,8 @@ cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDGETAP_CORE_ONLY=
 ninja -C build/gpu edgetap-gpu-test-track-ops edgetap-gpu-test-encoder edgetap-gpu-test-session \
   edgetap-gpu-test-refinement edgetap-gpu-test-concurrent-sessions edgetap_cuda_plugin edgetap-bench edgetap-refine-bench edgetap-trace-run
 rm -rf build/gpu-bin && mkdir -p build/gpu-bin
-cp build/gpu/gpu/tests/edgetap-gpu-test-track-ops build/gpu/gpu/tests/edgetap-gpu-test-encoder \
-  build/gpu/gpu/tests/edgetap-gpu-test-session build/gpu/gpu/tests/edgetap-gpu-test-refinement \
-  build/gpu/gpu/tests/edgetap-gpu-test-concurrent-sessions build/gpu/lib/edgetap/libedgetap-cuda.so \
+cp build/gpu/engine/cuda/tests/edgetap-gpu-test-track-ops build/gpu/engine/cuda/tests/edgetap-gpu-test-encoder \
+  build/gpu/engine/cuda/tests/edgetap-gpu-test-session build/gpu/engine/cuda/tests/edgetap-gpu-test-refinement \
+  build/gpu/engine/cuda/tests/edgetap-gpu-test-concurrent-sessions build/gpu/lib/edgetap/libedgetap-cuda.so \
   build/gpu/bench/edgetap-bench build/gpu/bench/edgetap-refine-bench build/gpu/replay/edgetap-trace-run build/gpu-bin/
 ls -la build/gpu-bin

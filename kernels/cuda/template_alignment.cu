@@ -1,5 +1,5 @@
 // Template alignment kernels (template_alignment.hpp). The arithmetic follows
-// core/src/template_alignment.cpp step by step. Where it differs, the parity
+// engine/src/template_alignment.cpp step by step. Where it differs, the parity
 // tests bound the difference: sums are float over the warp's lanes; a patch's
 // mean and deviation come from sums shifted by its centre's grey level (one
 // pass instead of two); the 6x6 system is solved in float after scaling it to

@@ -1,7 +1,7 @@
 // edgetap-trace-run: answers a recorded tracker trace with the edgetap network,
 // writing the answered trace that `edgetap eval --replay-trace` scores. Each
 // pass runs on a fresh tracker over a fresh session of the chosen engine.
-// Formats: core/include/edgetap/tracker_trace.hpp; workflow: eval/README.md.
+// Formats: engine/include/edgetap/tracker_trace.hpp; workflow: eval/README.md.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

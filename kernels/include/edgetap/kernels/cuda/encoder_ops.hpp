@@ -1,7 +1,7 @@
 // The encoder's CUDA kernels around cuDNN's convolutions (gpu::CudaEncoder):
 // the input normalization and the epilogue every convolution ends with. Each
 // is the GPU twin of a step of engine::CpuEncoder::encode and is checked
-// through the encoder's parity test (gpu/tests/test_encoder.cpp). T is the
+// through the encoder's parity test (engine/cuda/tests/test_encoder.cpp). T is the
 // storage precision, float or __half; arithmetic is float. Every function
 // launches on `stream` and checks the launch; none synchronizes.
 #pragma once

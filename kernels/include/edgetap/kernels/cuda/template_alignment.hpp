@@ -1,6 +1,6 @@
 // Template alignment on the GPU: the twins of engine::grey_frame,
 // engine::capture_template and engine::align_template (their CPU reference is
-// core/src/template_alignment.cpp; gpu/tests/test_template_alignment.cpp
+// engine/src/template_alignment.cpp; engine/cuda/tests/test_template_alignment.cpp
 // checks these against it). One warp per track: its lanes share the patch's
 // cells, and the sums the Gauss-Newton step needs are warp reductions, so a
 // frame's alignments are one launch whatever their number.

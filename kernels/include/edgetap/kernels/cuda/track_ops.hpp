@@ -1,7 +1,7 @@
 // The tracker's CUDA kernels (everything after the encoder but the matrix
 // products, which go through cuBLAS). Each is the GPU twin of a CPU reference
 // in edgetap/kernels/cpu.hpp or of a step of engine::StreamingSession, and is
-// checked against it (gpu/tests/). T is the storage precision, float or
+// checked against it (engine/cuda/tests/). T is the storage precision, float or
 // __half; arithmetic and accumulation are float.
 //
 // Conventions shared by every kernel here:

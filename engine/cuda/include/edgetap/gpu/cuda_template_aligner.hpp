@@ -3,7 +3,7 @@
 // template stays on the device in its handle's row, and a frame's alignments
 // are one launch of kernels::cuda::align_templates (one warp per track) with
 // one synchronization. The same results as engine::CpuTemplateAligner within
-// float rounding (gpu/tests/test_template_alignment.cpp).
+// float rounding (engine/cuda/tests/test_template_alignment.cpp).
 #pragma once
 
 #include <memory>

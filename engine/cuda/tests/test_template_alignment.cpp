@@ -1,6 +1,6 @@
 // The GPU's template alignment (kernels/cuda/template_alignment.cu through
 // gpu::CudaTemplateAligner) against the CPU's reference
-// (engine::CpuTemplateAligner, core/src/template_alignment.cpp): the grey
+// (engine::CpuTemplateAligner, engine/src/template_alignment.cpp): the grey
 // frame, the captured templates, the alignments of many tracks on textures
 // moved by known warps, and the golden clips' refined positions.
 #include <gtest/gtest.h>
