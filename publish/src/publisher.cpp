@@ -190,12 +190,12 @@ void Publisher::refuse(int fd) {
                                                                 std::to_string(options_.max_subscribers) + ")"}}
                                .dump() +
                            "\n";
-  [[maybe_unused]] ssize_t n = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  ::close(fd);
   {
     std::lock_guard lock(mutex_);
-    ++refused_;
+    ++refused_;  // counted before the client can see its refusal
   }
+  [[maybe_unused]] ssize_t n = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::close(fd);
   ++refusals_unlogged_;
   const Clock::time_point now = Clock::now();
   if (now - refusals_logged_ >= kRefusalLogEvery) {
