@@ -9,9 +9,9 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset default
 cmake --build --preset default
-bin=build/default/daemon
+edgetap=build/default/cli/edgetap
 socket="${XDG_RUNTIME_DIR:-/tmp}/edgetap-demo.sock"
-"$bin/edgetap" tail --socket "$socket" --wait 10 --count 3 &
+"$edgetap" tail --socket "$socket" --wait 10 --count 3 &
 tail_pid=$!
-"$bin/edgetap" run --socket "$socket" --pace realtime "$@"
+"$edgetap" run --socket "$socket" --pace realtime "$@"
 wait "$tail_pid" || true
