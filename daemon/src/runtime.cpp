@@ -174,6 +174,11 @@ config::Config Runtime::config() const {
   return config_;
 }
 
+config::ControlLimits Runtime::control_limits() const {
+  std::lock_guard lock(mutex_);
+  return config_.control.limits;
+}
+
 bool Runtime::with_camera(const std::string& name, const std::function<void(CameraWorker&)>& action) {
   std::lock_guard lock(mutex_);
   for (auto& worker : workers_) {

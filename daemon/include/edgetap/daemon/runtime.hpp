@@ -55,6 +55,8 @@ class Runtime {
   config::Config config() const;
   // The cameras and what runs each (the track socket's hello reads it).
   const pipeline::CameraDirectory& directory() const noexcept { return directory_; }
+  // The configuration's control.max_* (what one control request may do).
+  config::ControlLimits control_limits() const;
   // Runs `action` on the named camera under the runtime's lock; false when there is none.
   bool with_camera(const std::string& name, const std::function<void(CameraWorker&)>& action);
 
