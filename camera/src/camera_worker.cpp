@@ -394,7 +394,7 @@ PointsChange CameraWorker::add_points_now(const std::vector<config::ExplicitPoin
       change.rejected.push_back(p.id + ": a track with this id exists");
     } else if (live_ids_.size() >= max_live) {
       change.rejected.push_back(p.id + ": the camera would track more than " + std::to_string(max_live) +
-                                " points, the most add_points allows");
+                                " points, the most add_points allows (control.max_points_per_camera)");
     } else if (p.x < 0 || p.y < 0 || p.x > source_width_ - 1 || p.y > source_height_ - 1) {
       change.rejected.push_back(p.id + ": outside the " + std::to_string(source_width_) + "x" +
                                 std::to_string(source_height_) + " image");

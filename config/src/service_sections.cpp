@@ -54,9 +54,15 @@ void read_publisher(YamlReader& r, const YAML::Node& node, PublisherConfig& out)
 }
 
 void read_control(YamlReader& r, const YAML::Node& node, ControlConfig& out) {
-  if (!r.expect_map(node, "control", {"socket", "group", "state_file"})) return;
+  if (!r.expect_map(node, "control", {"socket", "group", "state_file", "max_points_per_request",
+                                      "max_points_per_camera", "max_id_bytes"})) {
+    return;
+  }
   read_group(r, node, "control", out.group);
   read_state_file(r, node, out.state_file);
+  r.read_int(node, "control", "max_points_per_request", 1, 100000, out.limits.max_points_per_request);
+  r.read_int(node, "control", "max_points_per_camera", 1, 100000, out.limits.max_points_per_camera);
+  r.read_int(node, "control", "max_id_bytes", 1, kLongestIdBytes, out.limits.max_id_bytes);
   if (const YAML::Node socket = node["socket"]) {
     // An empty string turns the control socket off.
     if (socket.IsScalar()) {

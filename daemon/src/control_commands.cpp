@@ -81,8 +81,9 @@ std::string shown(const json& value) {
 
 // A point's id, checked: a bad one is rejected alone, named by its index (echoing it could
 // carry the very characters refused).
-bool accept_id(const std::string& id, std::size_t index, std::vector<std::string>& rejected) {
-  const std::string problem = point_id_problem(id);
+bool accept_id(const std::string& id, std::size_t index, const config::ControlLimits& limits,
+               std::vector<std::string>& rejected) {
+  const std::string problem = point_id_problem(id, static_cast<std::size_t>(limits.max_id_bytes));
   if (problem.empty()) return true;
   rejected.push_back("points[" + std::to_string(index) + "]: " + problem);
   return false;
@@ -99,13 +100,17 @@ std::vector<config::ExplicitPoint> applied_points(const std::vector<config::Expl
   return kept;
 }
 
-json add_points(Runtime& runtime, const std::string& camera, const json& request) {
+// A list longer than control.max_points_per_request, said so; "" when it is not.
+std::string over_request_cap(const json& list, const char* what, const config::ControlLimits& limits) {
+  if (list.size() <= static_cast<std::size_t>(limits.max_points_per_request)) return "";
+  return "at most " + std::to_string(limits.max_points_per_request) + " " + what +
+         " per request (control.max_points_per_request), got " + std::to_string(list.size());
+}
+
+json add_points(Runtime& runtime, const std::string& camera, const json& request, const config::ControlLimits& limits) {
   const json& list = request.contains("points") ? request["points"] : json();
   if (!list.is_array() || list.empty()) return error("'points' must be a non-empty list of {id, x, y}");
-  if (list.size() > kMaxPointsPerRequest) {
-    return error("at most " + std::to_string(kMaxPointsPerRequest) + " points per request, got " +
-                 std::to_string(list.size()));
-  }
+  if (const std::string over = over_request_cap(list, "points", limits); !over.empty()) return error(over);
   std::vector<config::ExplicitPoint> points;
   std::vector<std::string> rejected;
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -116,13 +121,14 @@ json add_points(Runtime& runtime, const std::string& camera, const json& request
                    "(source pixels): " + shown(p));
     }
     const std::string id = p["id"].get<std::string>();
-    if (!accept_id(id, i, rejected)) continue;
+    if (!accept_id(id, i, limits, rejected)) continue;
     points.push_back({id, p["x"].get<double>(), p["y"].get<double>()});
   }
   PointsChange change;
   if (!points.empty()) {
+    const auto max_live = static_cast<std::size_t>(limits.max_points_per_camera);
     runtime.with_camera(camera, [&](CameraWorker& w) {
-      change = w.add_points(points, kApplyTimeout, kMaxPointsPerCamera);
+      change = w.add_points(points, kApplyTimeout, max_live);
       runtime.points_state().added(camera, applied_points(points, change.applied));
     });
   }
@@ -130,19 +136,17 @@ json add_points(Runtime& runtime, const std::string& camera, const json& request
   return change_reply(change, "added");
 }
 
-json remove_points(Runtime& runtime, const std::string& camera, const json& request) {
+json remove_points(Runtime& runtime, const std::string& camera, const json& request,
+                   const config::ControlLimits& limits) {
   const json& list = request.contains("ids") ? request["ids"] : json();
   if (!list.is_array() || list.empty()) return error("'ids' must be a non-empty list of track ids");
-  if (list.size() > kMaxPointsPerRequest) {
-    return error("at most " + std::to_string(kMaxPointsPerRequest) + " ids per request, got " +
-                 std::to_string(list.size()));
-  }
+  if (const std::string over = over_request_cap(list, "ids", limits); !over.empty()) return error(over);
   std::vector<std::string> ids;
   std::vector<std::string> rejected;
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (!list[i].is_string()) return error("'ids' must be a list of strings");
     const std::string id = list[i].get<std::string>();
-    if (accept_id(id, i, rejected)) ids.push_back(id);
+    if (accept_id(id, i, limits, rejected)) ids.push_back(id);
   }
   PointsChange change;
   if (!ids.empty()) {
@@ -172,7 +176,9 @@ json handle_control_request(Runtime& runtime, const json& request) {
   bool found = false;
   runtime.with_camera(name, [&](CameraWorker&) { found = true; });
   if (!found) return error("no camera named '" + name + "'");
-  return cmd == "add_points" ? add_points(runtime, name, request) : remove_points(runtime, name, request);
+  const config::ControlLimits limits = runtime.control_limits();
+  return cmd == "add_points" ? add_points(runtime, name, request, limits)
+                             : remove_points(runtime, name, request, limits);
 }
 
 }  // namespace edgetap::daemon

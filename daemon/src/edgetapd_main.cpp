@@ -9,6 +9,7 @@
 #include <string>
 
 #include "edgetap/daemon/logging.hpp"
+#include "edgetap/daemon/malloc_arenas.hpp"
 #include "edgetap/daemon/service.hpp"
 #include "edgetap/daemon/signals.hpp"
 #include "edgetap/daemon/socket_paths.hpp"
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
                stderr);
     return 1;
   }
+  daemon::limit_malloc_arenas();  // before any thread: RSS stays flat over camera restarts
   daemon::SignalWaiter signals({SIGINT, SIGTERM, SIGHUP});
   daemon::Service service(config_path, stats_every, signals, sockets);
   return service.run();

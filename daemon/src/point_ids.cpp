@@ -38,10 +38,11 @@ std::string code_point_name(char32_t c) {
 
 }  // namespace
 
-std::string point_id_problem(std::string_view id) {
+std::string point_id_problem(std::string_view id, std::size_t max_bytes) {
   if (id.empty()) return "the id is empty";
-  if (id.size() > kMaxPointIdBytes) {
-    return "the id is " + std::to_string(id.size()) + " bytes, more than " + std::to_string(kMaxPointIdBytes);
+  if (id.size() > max_bytes) {
+    return "the id is " + std::to_string(id.size()) + " bytes, more than " + std::to_string(max_bytes) +
+           " (control.max_id_bytes)";
   }
   for (std::size_t at = 0; at < id.size();) {
     const char32_t c = next_code_point(id, at);

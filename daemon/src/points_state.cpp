@@ -23,7 +23,8 @@ bool parse_point(const json& p, config::ExplicitPoint& out) {
     return false;
   }
   out = {p["id"].get<std::string>(), p["x"].get<double>(), p["y"].get<double>()};
-  return point_id_problem(out.id).empty();
+  // Any id a configuration could have let in (control.max_id_bytes may differ now).
+  return point_id_problem(out.id, static_cast<std::size_t>(config::kLongestIdBytes)).empty();
 }
 
 enum class ReadResult { read, missing, failed };

@@ -49,10 +49,11 @@ Runtime::Runtime(config::Config config, ObserverFactory observers)
 
 Runtime::~Runtime() { stop(); }
 
-std::unique_ptr<CameraWorker> Runtime::make_worker(const config::CameraConfig& camera) {
+// `limits`: the configuration's the camera starts under (a reload's, before it is in force).
+std::unique_ptr<CameraWorker> Runtime::make_worker(const config::CameraConfig& camera, const config::ControlLimits& limits) {
   FrameObserver observer = observers_ ? observers_(camera) : FrameObserver{};
   auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, gate_, std::move(observer), &directory_);
-  worker->restore_points(points_state_.points(camera.name), kMaxPointsPerCamera);
+  worker->restore_points(points_state_.points(camera.name), static_cast<std::size_t>(limits.max_points_per_camera));
   worker->start();
   return worker;
 }
@@ -64,7 +65,7 @@ bool Runtime::start(std::string& error) {
   router_.set_routes(config_.cameras);
   directory_.set_cameras(names_of(config_.cameras));
   points_state_.open(config_.control.state_file);
-  for (const config::CameraConfig& camera : config_.cameras) workers_.push_back(make_worker(camera));
+  for (const config::CameraConfig& camera : config_.cameras) workers_.push_back(make_worker(camera, config_.control.limits));
   return true;
 }
 
@@ -128,7 +129,7 @@ bool Runtime::apply(config::Config next, ReloadSummary& summary, std::string& er
     } else {
       summary.started.push_back(camera.name);
     }
-    workers.push_back(make_worker(camera));
+    workers.push_back(make_worker(camera, next.control.limits));
   }
   for (auto& worker : workers_) {
     if (!worker) continue;
@@ -177,6 +178,11 @@ void Runtime::publish_mqtt_stats(const std::string& json) {
 config::Config Runtime::config() const {
   std::lock_guard lock(mutex_);
   return config_;
+}
+
+config::ControlLimits Runtime::control_limits() const {
+  std::lock_guard lock(mutex_);
+  return config_.control.limits;
 }
 
 bool Runtime::with_camera(const std::string& name, const std::function<void(CameraWorker&)>& action) {

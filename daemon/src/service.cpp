@@ -67,7 +67,10 @@ bool replace_endpoint(std::unique_ptr<Endpoint>& current, Settings& current_sett
 }  // namespace
 
 bool Service::swap_control(const config::ControlConfig& next, std::string& error) {
-  if (control_ && next == control_config_) return true;
+  if (control_ && next.same_endpoint(control_config_)) {
+    control_config_ = next;  // the limits: the runtime's configuration, read per request
+    return true;
+  }
   if (next.socket_path.empty()) {
     control_.reset();
     control_config_ = next;

@@ -307,3 +307,24 @@ TEST(Config, TheStateFileIsOffByDefaultAndMustBeAnAbsoluteFilePath) {
       "control:\n  state_file: [a]\ncameras:\n  - {name: a, source: test:ball}\n");
   EXPECT_NE(not_text.find("test.yaml:2:15: control.state_file"), std::string::npos) << not_text;
 }
+
+TEST(Config, ControlCapsAreReadAndChecked) {
+  const Config config = load_string(
+      "control: {max_points_per_request: 10, max_points_per_camera: 200, max_id_bytes: 16}\n"
+      "cameras:\n  - {name: a, source: test:ball}\n",
+      "test.yaml", "/");
+  EXPECT_EQ(config.control.limits.max_points_per_request, 10);
+  EXPECT_EQ(config.control.limits.max_points_per_camera, 200);
+  EXPECT_EQ(config.control.limits.max_id_bytes, 16);
+  const ControlLimits defaults = load_string("cameras:\n  - {name: a, source: test:ball}\n", "t.yaml", "/").control.limits;
+  EXPECT_EQ(defaults, ControlLimits{});
+  EXPECT_EQ(defaults.max_points_per_camera, 4096);
+
+  const std::string text = problems_of(
+      "control:\n  max_points_per_request: 0\n  max_points_per_camera: 100001\n  max_id_bytes: many\n"
+      "cameras:\n  - {name: a, source: test:ball}\n");
+  EXPECT_NE(text.find("test.yaml:2:27: control.max_points_per_request"), std::string::npos) << text;
+  EXPECT_NE(text.find("test.yaml:3:26: control.max_points_per_camera"), std::string::npos) << text;
+  EXPECT_NE(text.find("test.yaml:4:17: control.max_id_bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("100000"), std::string::npos) << text;
+}

@@ -148,13 +148,28 @@ struct PublisherConfig {                              // key: publisher
   bool operator==(const PublisherConfig&) const = default;
 };
 
+// What one control request may do (keys of `control`). A reload applies them
+// to the next request without reopening the socket.
+// The most control.max_id_bytes may be set to: every id the daemon can ever accept fits.
+inline constexpr int kLongestIdBytes = 1024;
+
+struct ControlLimits {
+  int max_points_per_request = 1000;  // max_points_per_request: points (add_points) or ids (remove_points) [1, 100000]
+  int max_points_per_camera = 4096;   // max_points_per_camera: live tracks add_points brings a camera to [1, 100000]
+  int max_id_bytes = 64;              // max_id_bytes: the longest track id, in bytes of UTF-8 [1, 1024]
+  bool operator==(const ControlLimits&) const = default;
+};
+
 struct ControlConfig {                                // key: control
   std::string socket_path = "/run/edgetap/control.sock";  // socket: JSON-lines control socket ("" = off)
   std::string group;                                  // group: the socket file's group ("" = the daemon's)
   // state_file: where points added at run time are kept across restarts and reloads
   // (an absolute path, e.g. /var/lib/edgetap/points.json; "" = not kept, the default).
   std::string state_file;
+  ControlLimits limits;
   bool operator==(const ControlConfig&) const = default;
+  // The socket itself (path and group): what a reload must reopen it for.
+  bool same_endpoint(const ControlConfig& o) const { return socket_path == o.socket_path && group == o.group; }
 };
 
 struct MetricsConfig {                // key: metrics

@@ -6,7 +6,9 @@
 //   {"cmd": "remove_points", "camera": C, "ids": [I]} stop tracks for good
 // Replies carry "ok" and either the result or "error"; an "id" in the request
 // is echoed back. A point whose id is refused (see point_ids.hpp) or that would
-// take the camera past kMaxPointsPerCamera is rejected alone, with the reason.
+// take the camera past control.max_points_per_camera is rejected alone, with
+// the reason; a request with more than control.max_points_per_request points
+// or ids is refused whole (config::ControlLimits).
 // With control.state_file set, the points added and the ids removed are recorded
 // there (points_state.hpp) and come back after a restart or a reload.
 #pragma once
@@ -17,11 +19,6 @@
 namespace edgetap::daemon {
 
 class Runtime;
-
-// The most points (add_points) or ids (remove_points) in one request.
-inline constexpr std::size_t kMaxPointsPerRequest = 1000;
-// The most live tracks add_points brings a camera to (its own seeding may have more).
-inline constexpr std::size_t kMaxPointsPerCamera = 4096;
 
 nlohmann::json handle_control_request(Runtime& runtime, const nlohmann::json& request);
 // The reply to {"cmd": "stats"}; also the body of the MQTT stats message.

@@ -11,10 +11,8 @@
 
 namespace edgetap::daemon {
 
-// The longest id accepted, in bytes of UTF-8.
-inline constexpr std::size_t kMaxPointIdBytes = 64;
-
-// "" when `id` is acceptable, else why not (naming the offending character as U+XXXX).
-std::string point_id_problem(std::string_view id);
+// "" when `id` is acceptable, else why not (naming the offending character as
+// U+XXXX, or the length when it is over `max_bytes`: control.max_id_bytes).
+std::string point_id_problem(std::string_view id, std::size_t max_bytes);
 
 }  // namespace edgetap::daemon

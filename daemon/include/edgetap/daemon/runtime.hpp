@@ -58,13 +58,15 @@ class Runtime {
   config::Config config() const;
   // The cameras and what runs each (the track socket's hello reads it).
   const pipeline::CameraDirectory& directory() const noexcept { return directory_; }
+  // The configuration's control.max_* (what one control request may do).
+  config::ControlLimits control_limits() const;
   // Runs `action` on the named camera under the runtime's lock; false when there is none.
   bool with_camera(const std::string& name, const std::function<void(CameraWorker&)>& action);
   // The points added at run time, by camera (the control requests record their changes).
   PointsState& points_state() noexcept { return points_state_; }
 
  private:
-  std::unique_ptr<CameraWorker> make_worker(const config::CameraConfig& camera);
+  std::unique_ptr<CameraWorker> make_worker(const config::CameraConfig& camera, const config::ControlLimits& limits);
   // Opens what `next` needs of the track socket and MQTT bridge (`first`: all of it).
   bool swap_outputs(const config::Config& next, bool first, ReloadSummary& summary, std::string& error);
 

@@ -1,0 +1,21 @@
+#include "edgetap/daemon/malloc_arenas.hpp"
+
+#include <malloc.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace edgetap::daemon {
+
+bool limit_malloc_arenas() {
+  if (std::getenv("MALLOC_ARENA_MAX") != nullptr) return true;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables != nullptr && std::strstr(tunables, "glibc.malloc.arena_max") != nullptr) return true;
+#ifdef M_ARENA_MAX
+  return mallopt(M_ARENA_MAX, kMallocArenas) == 1;
+#else
+  return false;
+#endif
+}
+
+}  // namespace edgetap::daemon
