@@ -352,8 +352,15 @@ PointsChange CameraWorker::run_on_tracking_thread(std::function<PointsChange()> 
 }
 
 PointsChange CameraWorker::add_points(const std::vector<config::ExplicitPoint>& points,
-                                      std::chrono::milliseconds timeout, std::size_t max_live) {
-  return run_on_tracking_thread([this, points, max_live] { return add_points_now(points, max_live); }, timeout);
+                                      std::chrono::milliseconds timeout, std::size_t max_live,
+                                      std::function<void(const std::vector<std::string>&)> on_applied) {
+  return run_on_tracking_thread(
+      [this, points, max_live, on_applied = std::move(on_applied)] {
+        PointsChange change = add_points_now(points, max_live);
+        if (on_applied) on_applied(change.applied);
+        return change;
+      },
+      timeout);
 }
 
 void CameraWorker::restore_points(std::vector<config::ExplicitPoint> points, std::size_t max_live) {

@@ -127,9 +127,14 @@ json add_points(Runtime& runtime, const std::string& camera, const json& request
   PointsChange change;
   if (!points.empty()) {
     const auto max_live = static_cast<std::size_t>(limits.max_points_per_camera);
+    // Recorded on the tracking thread as the points are added, so that a change applied
+    // after the reply has timed out is kept too.
+    PointsState& state = runtime.points_state();
     runtime.with_camera(camera, [&](CameraWorker& w) {
-      change = w.add_points(points, kApplyTimeout, max_live);
-      runtime.points_state().added(camera, applied_points(points, change.applied));
+      change = w.add_points(points, kApplyTimeout, max_live,
+                            [&state, camera, points](const std::vector<std::string>& applied) {
+                              state.added(camera, applied_points(points, applied));
+                            });
     });
   }
   change.rejected.insert(change.rejected.begin(), rejected.begin(), rejected.end());

@@ -68,8 +68,11 @@ class CameraWorker {
   // Blocks until the tracking thread applied the change (or `timeout`).
   // Points past `max_live` live tracks (counted on the tracking thread, the
   // points just added included) are rejected one by one, with the reason.
+  // `on_applied`, when given, is called on the tracking thread with the ids added,
+  // also when that happens after `timeout` has been reported to the caller.
   PointsChange add_points(const std::vector<config::ExplicitPoint>& points, std::chrono::milliseconds timeout,
-                          std::size_t max_live);
+                          std::size_t max_live,
+                          std::function<void(const std::vector<std::string>& applied)> on_applied = {});
   PointsChange remove_points(const std::vector<std::string>& ids, std::chrono::milliseconds timeout);
   // Points to add as soon as the first frame is tracked (kept from before a restart
   // or a reload), under the same checks as add_points; call before start().
