@@ -21,6 +21,7 @@
 #include "edgetap/daemon/runtime.hpp"
 #include "edgetap/json_input.hpp"
 #include "edgetap/publish/track_client.hpp"
+#include "support/fds_exhausted.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace edgetap;
@@ -252,20 +253,14 @@ TEST_F(NoCameraControlFixture, AcceptFailingForWantOfFdsBacksOffAndRecovers) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strcpy(addr.sun_path, dir.file("control.sock").c_str());
-  rlimit saved{};
-  ::getrlimit(RLIMIT_NOFILE, &saved);
-  std::vector<int> held{::open("/dev/null", O_RDONLY | O_CLOEXEC)};
-  rlimit low = saved;
-  low.rlim_cur = static_cast<rlim_t>(held[0]) + 64;
-  ::setrlimit(RLIMIT_NOFILE, &low);
-  for (int f; (f = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held.push_back(f);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);  // queued: accept fails
   rusage before{}, after{};
-  ::getrusage(RUSAGE_SELF, &before);
-  std::this_thread::sleep_for(1s);
-  ::getrusage(RUSAGE_SELF, &after);
-  for (const int f : held) ::close(f);
-  ::setrlimit(RLIMIT_NOFILE, &saved);
+  {
+    test::FdsExhausted exhausted;
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);  // queued: accept fails
+    ::getrusage(RUSAGE_SELF, &before);
+    std::this_thread::sleep_for(1s);
+    ::getrusage(RUSAGE_SELF, &after);
+  }
   const auto seconds = [](const rusage& u) {
     return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;

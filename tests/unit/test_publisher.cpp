@@ -27,7 +27,9 @@
 #include "edgetap/json_input.hpp"
 #include "edgetap/publish/publisher.hpp"
 #include "edgetap/publish/track_client.hpp"
+#include "support/fds_exhausted.hpp"
 #include "support/temp_dir.hpp"
+#include "support/thread_cpu.hpp"
 
 using namespace edgetap;
 using namespace std::chrono_literals;
@@ -88,80 +90,6 @@ std::vector<std::uint8_t> read_cbor(int fd, std::size_t count, std::chrono::mill
   }
   return bytes;
 }
-
-// The threads of this process now (their ids, from /proc/self/task).
-std::set<long> thread_ids() {
-  std::set<long> ids;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ids.insert(std::stol(entry.path().filename()));
-  return ids;
-}
-
-// CPU seconds (user + system) used by the threads of this process that are not in `before`:
-// the publisher's own, when `before` was taken just ahead of its start. Counting the whole
-// process also counted other threads that happen to run in the window (OpenBLAS's workers spin
-// with sched_yield for a while after they start), which made a quiet publisher look busy.
-// The threads' stat files are opened at construction, so reading them needs no new fd (the
-// test reads them while every fd is in use).
-class ThreadCpu {
- public:
-  explicit ThreadCpu(const std::set<long>& before) {
-    for (long id : thread_ids()) {
-      if (before.count(id) != 0) continue;
-      const int fd = ::open(("/proc/self/task/" + std::to_string(id) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd >= 0) fds_.push_back(fd);
-    }
-  }
-  ThreadCpu(const ThreadCpu&) = delete;
-  ThreadCpu& operator=(const ThreadCpu&) = delete;
-  ~ThreadCpu() {
-    for (int fd : fds_) ::close(fd);
-  }
-  std::size_t threads() const { return fds_.size(); }
-
-  double seconds() const {
-    const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
-    double total = 0;
-    for (int fd : fds_) {
-      char text[1024];
-      const ssize_t n = ::pread(fd, text, sizeof(text) - 1, 0);
-      if (n <= 0) continue;  // the thread ended
-      text[n] = '\0';
-      const char* after_name = std::strrchr(text, ')');
-      if (after_name == nullptr) continue;
-      std::istringstream fields(after_name + 2);
-      std::string field;
-      unsigned long long utime = 0, stime = 0;
-      for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15: utime, stime (ticks)
-        if (i == 14) utime = std::stoull(field);
-        if (i == 15) stime = std::stoull(field);
-      }
-      total += static_cast<double>(utime + stime) / tick;
-    }
-    return total;
-  }
-
- private:
-  std::vector<int> fds_;
-};
-
-// Uses up every fd this process may open (the soft limit lowered to a little above what is
-// open, then filled), until it goes out of scope.
-struct FdsExhausted {
-  rlimit saved{};
-  std::vector<int> held;
-  FdsExhausted() {
-    ::getrlimit(RLIMIT_NOFILE, &saved);
-    rlimit low = saved;
-    low.rlim_cur = static_cast<rlim_t>(::open("/dev/null", O_RDONLY | O_CLOEXEC)) + 64;
-    held.push_back(static_cast<int>(low.rlim_cur) - 64);
-    ::setrlimit(RLIMIT_NOFILE, &low);
-    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held.push_back(fd);
-  }
-  ~FdsExhausted() {
-    for (const int fd : held) ::close(fd);
-    ::setrlimit(RLIMIT_NOFILE, &saved);
-  }
-};
 
 struct PublisherFixture : ::testing::Test {
   test::TempDir dir;
@@ -513,9 +441,9 @@ TEST_F(PublisherFixture, AFloodingSubscriberDelaysNobodyAndIsDropped) {
 // (d) accept() failing with EMFILE left the listening socket readable, and the I/O thread
 // polled it again at once: a core spun until fds freed up.
 TEST_F(PublisherFixture, AcceptFailingForWantOfFdsBacksOffAndRecovers) {
-  const std::set<long> others = thread_ids();
+  const std::set<long> others = test::thread_ids();
   start(64);
-  const ThreadCpu publisher_threads(others);
+  const test::ThreadCpu publisher_threads(others);
   ASSERT_GT(publisher_threads.threads(), 0u);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);  // made while fds remain
   sockaddr_un addr{};
@@ -523,7 +451,7 @@ TEST_F(PublisherFixture, AcceptFailingForWantOfFdsBacksOffAndRecovers) {
   std::strcpy(addr.sun_path, publisher->path().c_str());
   double used = 0;
   {
-    FdsExhausted exhausted;
+    test::FdsExhausted exhausted;
     ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);  // queued: accept fails
     const double before = publisher_threads.seconds();
     std::this_thread::sleep_for(1s);
