@@ -15,6 +15,8 @@
 #   four  3 test patterns + the bundled clip looped: latency p50/p99, frames tracked
 #         against captured, rung changes, GPU memory per added camera
 #   many  16 cameras: the governor steps down, track ids kept across rung changes
+#   many-gated 16 cameras, every rung taking turns at the compute gate (EDGETAP_COMPUTE_GATE_EVERY_RUNG=1):
+#         what the cameras' overlap on the GPU is worth
 #   fault 4 cameras, EDGETAP_INJECT_CUDA_FAULT=600: one camera's session fails after
 #         20 s; it falls back one rung and publishes again, the others keep their rate
 #   starts 2, 4 and 16 cameras started E2E_STARTS times each (default 10) for E2E_START_SECONDS
@@ -44,6 +46,10 @@ pack() {
   cp build/e2e/daemon/edgetapd build/e2e/lib/edgetap/libedgetap-cuda.so "$stage/"
   for p in $gst_plugins; do [ -f "$gst_dir/libgst$p.so" ] && cp "$gst_dir/libgst$p.so" "$stage/gst/"; done
   cp "/usr/lib/$multiarch/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner" "$stage/"
+  # The bundled clip is MPEG-4 part 2 (libav's decoder and FFmpeg are too big to carry):
+  # the same frames as Motion JPEG, which the avi and jpeg plugins above decode.
+  gst-launch-1.0 -q filesrc location=assets/demo/vtest-pedestrians.avi ! decodebin ! videoconvert ! \
+    jpegenc quality=85 ! avimux ! filesink location="$stage/clip.avi"
   # The closure of everything above, less what the host has.
   for f in "$stage"/edgetapd "$stage"/libedgetap-cuda.so "$stage"/gst/*.so "$stage"/gst-plugin-scanner; do
     ldd "$f" | awk '/=> \// { print $3 }'
@@ -78,7 +84,7 @@ cameras:
 YAML
   for ((i = 0; i < n; ++i)); do
     if ((i % 4 == 3)); then
-      camera "cam$i" "file://$root/assets/demo/vtest-pedestrians.avi"
+      camera "cam$i" "file://$clip"
     else
       camera "cam$i" "test:${patterns[i % 4]}?width=640&height=480&fps=30&speed=2"
     fi
@@ -192,6 +198,7 @@ run() {
   export GST_PLUGIN_SYSTEM_PATH=$unpacked/gst GST_PLUGIN_SCANNER=$unpacked/gst-plugin-scanner
   export GST_REGISTRY=$unpacked/registry.bin EDGETAP_DATA_DIR=$root
   export EDGETAP_CUDA_PLUGIN=${EDGETAP_CUDA_PLUGIN:-$unpacked/libedgetap-cuda.so}
+  clip=$unpacked/clip.avi
   runner=("$unpacked/edgetapd" --allow-root --config)
   "$unpacked/edgetapd" --help | grep -q -- --allow-root || runner=("$unpacked/edgetapd" --config)
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/summary.txt"
@@ -200,6 +207,7 @@ run() {
       one) scenario one 1 ;;
       four) scenario four 4 ;;
       many) scenario many 16 ;;
+      many-gated) scenario many-gated 16 EDGETAP_COMPUTE_GATE_EVERY_RUNG=1 ;;
       fault) scenario fault 4 EDGETAP_INJECT_CUDA_FAULT=600 ;;
       starts) starts 2; starts 4; starts 16 ;;
       *) echo "gpu-e2e: unknown scenario $name" >&2; exit 2 ;;

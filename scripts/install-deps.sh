@@ -10,7 +10,7 @@ BUILD_PACKAGES=(
   libyaml-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libsystemd-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-video-dev
-  libopencv-imgcodecs-dev libopencv-videoio-dev
+  libopencv-imgcodecs-dev libopencv-videoio-dev libjpeg-dev
   libcpp-httplib-dev libmosquitto-dev libopenblas-dev
   libpng-dev zlib1g-dev
   clang libclang-rt-14-dev   # the fuzz targets (libFuzzer): scripts/fuzz.sh

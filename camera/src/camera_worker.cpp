@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <cstdlib>
 #include <future>
+#include <optional>
 
 #include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/daemon/logging.hpp"
@@ -186,11 +188,22 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
   }
 }
 
+// Only the network on the CPU makes the cameras take turns: its BLAS threads
+// would oversubscribe the cores if several cameras ran it at once. A GPU rung
+// runs on its camera's own stream and overlaps the others (16 cameras on an
+// H100: bench/NOTES-gpu.md, "Cameras on one GPU"); klt is one thread per camera.
+// EDGETAP_COMPUTE_GATE_EVERY_RUNG=1 makes every rung take turns, for that comparison.
+bool CameraWorker::rung_takes_turns() const {
+  static const bool every_rung = std::getenv("EDGETAP_COMPUTE_GATE_EVERY_RUNG") != nullptr;
+  return every_rung || (ladder_->current_rung().tracker != "klt" && !backend::network_on_gpu());
+}
+
 void CameraWorker::track_and_publish(const pipeline::Frame& frame, std::vector<TrackPoint>& points) {
   Status status;
   double tracker_ms = 0;
   {
-    pipeline::ComputeGate::Turn turn(gate_);
+    std::optional<pipeline::ComputeGate::Turn> turn;
+    if (rung_takes_turns()) turn.emplace(gate_);
     const auto t0 = Clock::now();
     status = session_->process(frame, points);
     tracker_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

@@ -1,10 +1,11 @@
 #include "edgetap/tracking/track_overlay.hpp"
 
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
 #include <functional>
+
+#include "jpeg_encoder.hpp"
 
 namespace edgetap::pipeline {
 namespace {
@@ -49,9 +50,7 @@ std::vector<std::uint8_t> snapshot_jpeg(const Frame& frame, const std::vector<Tr
       draw_track(image, centre, p, radius);
     }
   }
-  std::vector<std::uint8_t> jpeg;
-  cv::imencode(".jpg", image, jpeg, {cv::IMWRITE_JPEG_QUALITY, kJpegQuality});
-  return jpeg;
+  return encode_jpeg(image, kJpegQuality);
 }
 
 }  // namespace edgetap::pipeline

@@ -45,7 +45,7 @@ class CameraWorker {
  public:
   // Makes the camera's tracker; when that fails (a bad model file, say) the
   // camera stays failed with the reason while the others run.
-  // Trackers of all cameras take turns at `gate` (the shared compute device).
+  // Cameras running the network on the CPU take turns at `gate` (its BLAS threads).
   // What runs the rung in force is kept in `directory` (when given; it must
   // outlive the worker) from the start and after every rung change.
   CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink, pipeline::ModelCache& models,
@@ -83,6 +83,7 @@ class CameraWorker {
   void track_loop();
   void track_one(const pipeline::Frame& frame, std::vector<TrackPoint>& points);
   void track_and_publish(const pipeline::Frame& frame, std::vector<TrackPoint>& points);
+  bool rung_takes_turns() const;
   bool follow_failover(const std::string& when);
   void note_rung_locked();
   void note_engine();

@@ -1,6 +1,6 @@
-// First come, first served access to the compute device shared by the
-// cameras (the GPU, or the CPU's BLAS threads): a ticket lock, so a camera
-// with heavy frames takes its turn like the others and cannot starve them.
+// First come, first served access to the CPU's BLAS threads for the cameras
+// running the network there (GPU rungs and klt do not take turns): a ticket
+// lock, so a camera with heavy frames takes its turn like the others and cannot starve them.
 #pragma once
 
 #include <condition_variable>
