@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "edgetap/engine/model_config.hpp"
 #include "service_sections.hpp"
 #include "source_uri.hpp"
 #include "yaml_reader.hpp"
@@ -143,7 +144,7 @@ void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& pa
       r.read_bool(e, at, "template_refinement", cam.edgetap.template_refinement);
       if (e["support_grid"]) {
         int side = cam.edgetap.support_grid.value_or(0);
-        r.read_int(e, at, "support_grid", 0, 32, side);  // at most 32 x 32 = 1,024 support tracks
+        r.read_int(e, at, "support_grid", 0, engine::kMaxSupportGrid, side);
         cam.edgetap.support_grid = side;
       }
       if (e["visible_threshold"]) {
