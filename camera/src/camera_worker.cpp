@@ -32,7 +32,7 @@ std::int64_t now_ns() {
 // network's rung, its weights file and its engine.
 std::string describe_rung(const pipeline::LadderedTracker& ladder, const config::CameraConfig& camera) {
   const config::Rung& rung = ladder.current_rung();
-  if (rung.tracker == "klt") return std::string(ladder.name()) + " on the CPU (OpenCV)";
+  if (rung.tracker == config::TrackerKind::klt) return std::string(ladder.name()) + " on the CPU (OpenCV)";
   const std::string model = !rung.model.empty()            ? rung.model
                             : !camera.edgetap.model.empty() ? camera.edgetap.model
                                                             : pipeline::bundled_model_path();
@@ -195,7 +195,7 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
 // EDGETAP_COMPUTE_GATE_EVERY_RUNG=1 makes every rung take turns, for that comparison.
 bool CameraWorker::rung_takes_turns() const {
   static const bool every_rung = std::getenv("EDGETAP_COMPUTE_GATE_EVERY_RUNG") != nullptr;
-  return every_rung || (ladder_->current_rung().tracker != "klt" && !backend::network_on_gpu());
+  return every_rung || (ladder_->current_rung().tracker != config::TrackerKind::klt && !backend::network_on_gpu());
 }
 
 void CameraWorker::track_and_publish(const pipeline::Frame& frame, std::vector<TrackPoint>& points) {

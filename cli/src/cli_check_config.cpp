@@ -30,7 +30,7 @@ int check_config_command(int argc, char** argv) {
     for (const config::CameraConfig& c : config.cameras) {
       std::printf("  %-16s %-5s %s  model %dx%d  tracker %s  queries %s  budget %.0f ms\n", c.name.c_str(),
                   config::to_string(c.source.kind), c.source.uri.c_str(), c.model_width, c.model_height,
-                  c.tracker.c_str(), config::to_string(c.queries.policy), c.budget_ms);
+                  config::to_string(c.tracker), config::to_string(c.queries.policy), c.budget_ms);
     }
     return 0;
   } catch (const config::ConfigError& e) {

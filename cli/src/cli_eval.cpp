@@ -139,7 +139,7 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
     std::fprintf(stderr, "edgetap eval: nothing to evaluate\n%s", kUsage);
     return 2;
   }
-  if (!a.edgetap.model.empty() && a.eval.tracker != "edgetap") {
+  if (!a.edgetap.model.empty() && config::tracker_kind(a.eval.tracker) != config::TrackerKind::edgetap) {
     std::fprintf(stderr, "edgetap eval: --model names edgetap weights; the tracker here is '%s'\n",
                  a.eval.tracker.c_str());
     return 2;

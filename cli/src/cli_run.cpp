@@ -77,7 +77,7 @@ bool check_quick_flags(const std::string& config_path, const std::string& quick_
   if (!config_path.empty() && !quick_flags.empty()) {
     return fail("--config FILE cannot go with " + quick_flags + ", which make a one-camera run (set those in FILE)");
   }
-  if (tracker != "edgetap" && tracker != "klt") return fail("--tracker must be edgetap or klt, not '" + tracker + "'");
+  if (!config::tracker_kind(tracker)) return fail("--tracker must be edgetap or klt, not '" + tracker + "'");
   if (pace != "fast" && pace != "realtime") return fail("--pace must be fast or realtime, not '" + pace + "'");
   if (source.empty()) return true;
   std::string error;

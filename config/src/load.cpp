@@ -62,11 +62,11 @@ void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path,
       {"tracker", "model", "precision", "size", "iters", "max_points", "stride", "template_refinement"}, out,
       [&r, &list](const YAML::Node& item, const std::string& at, std::size_t i) {
         Rung rung;
-        int tracker = 0, precision = 0;
+        int tracker = static_cast<int>(rung.tracker), precision = static_cast<int>(rung.precision);
         r.read_choice(item, at, "tracker", {"edgetap", "klt"}, tracker);
         r.read_choice(item, at, "precision", {"fp32", "fp16"}, precision);
-        rung.tracker = tracker == 1 ? "klt" : "edgetap";
-        rung.precision = precision == 1 ? "fp16" : "fp32";
+        rung.tracker = static_cast<TrackerKind>(tracker);
+        rung.precision = static_cast<Precision>(precision);
         r.read_int_pair(item, at, "size", 32, 2048, rung.width, rung.height);
         r.read_int(item, at, "iters", 1, 16, rung.iters);
         r.read_int(item, at, "max_points", 1, 16384, rung.max_points);
@@ -77,8 +77,10 @@ void read_ladder(YamlReader& r, const YAML::Node& list, const std::string& path,
           r.read_bool(item, at, "template_refinement", refine);
           rung.template_refinement = refine;
         }
-        if (rung.tracker == "klt" && i + 1 != list.size()) r.problem(item, at, "a klt rung can only be the last rung");
-        if (rung.tracker == "klt" && !rung.model.empty()) {
+        if (rung.tracker == TrackerKind::klt && i + 1 != list.size()) {
+          r.problem(item, at, "a klt rung can only be the last rung");
+        }
+        if (rung.tracker == TrackerKind::klt && !rung.model.empty()) {
           r.problem(item["model"], YamlReader::join(at, "model"), "a klt rung has no model: 'model' names edgetap weights");
         }
         return rung;
@@ -134,9 +136,9 @@ void read_capture(YamlReader& r, const YAML::Node& node, const std::string& path
 // Applies the setting keys present in `node` onto `cam`; absent keys keep their value.
 void apply_settings(YamlReader& r, const YAML::Node& node, const std::string& path, CameraConfig& cam) {
   r.read_int_pair(node, path, "model_size", 32, 2048, cam.model_width, cam.model_height);
-  int tracker = cam.tracker == "edgetap" ? 1 : 0;
+  int tracker = cam.tracker == TrackerKind::edgetap ? 1 : 0;  // offered klt first, unlike the enum
   r.read_choice(node, path, "tracker", {"klt", "edgetap"}, tracker);
-  cam.tracker = tracker == 1 ? "edgetap" : "klt";
+  cam.tracker = tracker == 1 ? TrackerKind::edgetap : TrackerKind::klt;
   if (const YAML::Node e = node["edgetap"]) {
     const std::string at = YamlReader::join(path, "edgetap");
     if (r.expect_map(e, at, {"model", "visible_threshold", "template_refinement", "support_grid"})) {
@@ -354,6 +356,29 @@ const char* to_string(QueryPolicy policy) {
     case QueryPolicy::points: return "points";
   }
   return "?";
+}
+
+const char* to_string(TrackerKind tracker) {
+  switch (tracker) {
+    case TrackerKind::edgetap: return "edgetap";
+    case TrackerKind::klt: return "klt";
+  }
+  return "?";
+}
+
+const char* to_string(Precision precision) {
+  switch (precision) {
+    case Precision::fp32: return "fp32";
+    case Precision::fp16: return "fp16";
+  }
+  return "?";
+}
+
+std::optional<TrackerKind> tracker_kind(std::string_view name) {
+  for (const TrackerKind kind : {TrackerKind::edgetap, TrackerKind::klt}) {
+    if (name == to_string(kind)) return kind;
+  }
+  return std::nullopt;
 }
 
 std::string Problem::to_string() const {

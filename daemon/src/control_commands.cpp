@@ -24,7 +24,7 @@ json list(Runtime& runtime) {
     cameras.push_back({{"name", c.name},
                        {"state", to_string(stats[i].state)},
                        {"source", c.source.uri},
-                       {"tracker", c.tracker},
+                       {"tracker", config::to_string(c.tracker)},
                        {"model_size", {c.model_width, c.model_height}},
                        {"queries", config::to_string(c.queries.policy)},
                        {"points", stats[i].points}});

@@ -48,7 +48,7 @@ std::string format_prometheus(const Snapshot& s) {
         "edgetap_engine_info{{camera=\"{}\",model=\"{}\",model_version=\"{}\",backend=\"{}\",precision=\"{}\","
         "rung=\"{}\"}} 1\n",
         x.name, label(e.model), label(e.model_version), pipeline::to_string(e.backend),
-        pipeline::to_string(e.precision), label(e.rung));
+        config::to_string(e.precision), label(e.rung));
   }
   family(out, "edgetap_frames_captured_total", "counter", "Frames delivered by the camera's pipeline.", c,
          [](const CameraStats& x) { return x.frames_captured; });

@@ -20,14 +20,14 @@ struct NetworkRung {
 std::vector<NetworkRung> network_rungs(const config::CameraConfig& camera) {
   std::vector<NetworkRung> rungs;
   if (camera.ladder.empty()) {
-    if (camera.tracker == "edgetap") {
+    if (camera.tracker == config::TrackerKind::edgetap) {
       rungs.push_back({camera.edgetap.model, camera.model_width, camera.model_height, "edgetap.model", "model_size"});
     }
     return rungs;
   }
   for (std::size_t j = 0; j < camera.ladder.size(); ++j) {
     const config::Rung& r = camera.ladder[j];
-    if (r.tracker != "edgetap") continue;
+    if (r.tracker != config::TrackerKind::edgetap) continue;
     const std::string rung = "ladder[" + std::to_string(j) + "].";
     rungs.push_back({r.model.empty() ? camera.edgetap.model : r.model, r.width ? r.width : camera.model_width,
                      r.height ? r.height : camera.model_height, r.model.empty() ? "edgetap.model" : rung + "model",

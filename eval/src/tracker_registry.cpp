@@ -1,6 +1,7 @@
 #include "edgetap/eval/tracker_registry.hpp"
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "edgetap/ladder/tracker_factory.hpp"
@@ -8,9 +9,11 @@
 namespace edgetap::eval {
 
 TrackerFactory tracker_factory(const std::string& name, FrameSize size, const config::EdgeTapSettings& edgetap) {
+  const std::optional<config::TrackerKind> kind = config::tracker_kind(name);
+  if (!kind) throw std::invalid_argument("unknown tracker '" + name + "'");
   config::CameraConfig camera;
   camera.name = "eval";
-  camera.tracker = name;
+  camera.tracker = *kind;
   camera.edgetap = edgetap;
   if (!size.native()) {
     camera.model_width = size.width;

@@ -10,12 +10,10 @@ namespace edgetap::pipeline {
 
 const char* to_string(Backend backend) noexcept { return backend == Backend::cuda ? "cuda" : "cpu"; }
 
-const char* to_string(Precision precision) noexcept { return precision == Precision::fp16 ? "fp16" : "fp32"; }
-
 EngineInfo engine_info(const config::Rung& rung, const config::CameraConfig& camera, ModelCache& models, bool gpu) {
   EngineInfo info;
   info.rung = rung_name(rung, camera);
-  if (rung.tracker == "klt") {  // OpenCV's pyramidal Lucas-Kanade, in float on the CPU
+  if (rung.tracker == config::TrackerKind::klt) {  // OpenCV's pyramidal Lucas-Kanade, in float on the CPU
     info.model = "klt";
     info.model_version = "opencv-" CV_VERSION;
     return info;
@@ -28,7 +26,7 @@ EngineInfo engine_info(const config::Rung& rung, const config::CameraConfig& cam
   const auto network = models.get(path, error);
   info.model_version = network ? network->config.version : "unknown";
   info.backend = gpu ? Backend::cuda : Backend::cpu;
-  info.precision = rung.precision == "fp16" ? Precision::fp16 : Precision::fp32;
+  info.precision = rung.precision;
   return info;
 }
 
@@ -36,7 +34,7 @@ nlohmann::json engine_json(const EngineInfo& engine) {
   return {{"model", engine.model},
           {"model_version", engine.model_version},
           {"backend", to_string(engine.backend)},
-          {"precision", to_string(engine.precision)},
+          {"precision", config::to_string(engine.precision)},
           {"rung", engine.rung}};
 }
 

@@ -32,7 +32,7 @@ config::Rung edgetap_rung(int width, int height, int iters = 0, int max_points =
 
 config::Rung klt_rung() {
   config::Rung rung;
-  rung.tracker = "klt";
+  rung.tracker = config::TrackerKind::klt;
   return rung;
 }
 
@@ -50,7 +50,7 @@ std::string model_label(const std::string& model) {
 // rung is FP16, and a camera that names no model starts with the bundled
 // edgetap-large (full size, then 0.75x with 2 iterations) before edgetap-small.
 std::vector<config::Rung> default_ladder(const config::CameraConfig& camera, bool gpu) {
-  if (camera.tracker == "klt") return {klt_rung()};
+  if (camera.tracker == config::TrackerKind::klt) return {klt_rung()};
   const int w = camera.model_width, h = camera.model_height;
   std::vector<config::Rung> ladder;
   if (gpu && camera.edgetap.model.empty()) {
@@ -63,7 +63,7 @@ std::vector<config::Rung> default_ladder(const config::CameraConfig& camera, boo
   ladder.push_back(edgetap_rung(scaled_side(w, 0.75), scaled_side(h, 0.75), 2));
   ladder.push_back(edgetap_rung(scaled_side(w, 0.5), scaled_side(h, 0.5), 1, 256, 2));
   if (gpu) {
-    for (config::Rung& rung : ladder) rung.precision = "fp16";
+    for (config::Rung& rung : ladder) rung.precision = config::Precision::fp16;
   }
   ladder.push_back(klt_rung());
   return ladder;
@@ -83,7 +83,7 @@ std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std
   for (config::Rung rung : ladder) {
     if (rung.width == 0) rung.width = camera.model_width;
     if (rung.height == 0) rung.height = camera.model_height;
-    if (rung.precision == "fp16" && !gpu) {
+    if (rung.precision == config::Precision::fp16 && !gpu) {
       skipped.push_back(rung_name(rung, camera) + " (fp16 needs a CUDA device: " + backend::probe_gpus().reason + ")");
       continue;
     }
@@ -93,9 +93,10 @@ std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std
 }
 
 std::string rung_name(const config::Rung& rung, const config::CameraConfig& camera) {
-  if (rung.tracker == "klt") return rung.stride > 1 ? "klt-s" + std::to_string(rung.stride) : "klt";
-  std::string name = model_label(rung.model) + "-" + rung.precision + "-" + std::to_string(rung.width ? rung.width : camera.model_width) +
-                     "x" + std::to_string(rung.height ? rung.height : camera.model_height);
+  if (rung.tracker == config::TrackerKind::klt) return rung.stride > 1 ? "klt-s" + std::to_string(rung.stride) : "klt";
+  std::string name = model_label(rung.model) + "-" + config::to_string(rung.precision) + "-" +
+                     std::to_string(rung.width ? rung.width : camera.model_width) + "x" +
+                     std::to_string(rung.height ? rung.height : camera.model_height);
   if (rung.iters > 0) name += "-i" + std::to_string(rung.iters);
   if (rung.max_points > 0) name += "-p" + std::to_string(rung.max_points);
   if (rung.stride > 1) name += "-s" + std::to_string(rung.stride);

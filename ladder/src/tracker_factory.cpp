@@ -54,42 +54,41 @@ std::unique_ptr<engine::TrackingSession> make_session(const engine::Network& net
   if (settings.visible_threshold) publishing.visible_threshold = static_cast<float>(*settings.visible_threshold);
   publishing.support_grid = settings.support_grid;
   if (backend::network_on_gpu()) {
-    return backend::make_session(settings.precision == "fp16" ? EngineKind::cuda_fp16 : EngineKind::cuda_fp32, network,
-                                 settings.iters, publishing);
+    const EngineKind kind =
+        settings.precision == config::Precision::fp16 ? EngineKind::cuda_fp16 : EngineKind::cuda_fp32;
+    return backend::make_session(kind, network, settings.iters, publishing);
   }
-  if (settings.precision != "fp32") throw std::invalid_argument(settings.precision + " needs a CUDA device");
+  if (settings.precision != config::Precision::fp32) {
+    throw std::invalid_argument(std::string(config::to_string(settings.precision)) + " needs a CUDA device");
+  }
   return backend::make_session(EngineKind::cpu, network, settings.iters, publishing);
 }
 
 }  // namespace
 
 std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelCache& models, std::string& error) {
-  if (camera.tracker == "klt") return std::make_unique<KltTracker>(camera.klt);
-  if (camera.tracker == "edgetap") {
-    const std::string path = camera.edgetap.model.empty() ? bundled_model_path() : camera.edgetap.model;
-    auto network = models.get(path, error);
-    if (!network) return nullptr;
-    const int multiple = network->config.size_multiple;
-    if (camera.model_width % multiple != 0 || camera.model_height % multiple != 0) {
-      error = "model_size " + std::to_string(camera.model_width) + "x" + std::to_string(camera.model_height) +
-              " does not suit the edgetap network: both sides must be multiples of " + std::to_string(multiple);
-      return nullptr;
-    }
-    try {
-      const std::optional<double>& threshold = camera.edgetap.visible_threshold;
-      return std::make_unique<engine::EdgeTapTracker>(
-          network, make_session(*network, camera.edgetap),
-          threshold ? std::optional<float>(static_cast<float>(*threshold)) : std::nullopt);
-    } catch (const std::invalid_argument& e) {
-      error = "edgetap model " + path + ": " + e.what();
-      return nullptr;
-    } catch (const std::runtime_error& e) {  // the GPU could not be set up
-      error = "edgetap model " + path + " on the GPU: " + e.what();
-      return nullptr;
-    }
+  if (camera.tracker == config::TrackerKind::klt) return std::make_unique<KltTracker>(camera.klt);
+  const std::string path = camera.edgetap.model.empty() ? bundled_model_path() : camera.edgetap.model;
+  auto network = models.get(path, error);
+  if (!network) return nullptr;
+  const int multiple = network->config.size_multiple;
+  if (camera.model_width % multiple != 0 || camera.model_height % multiple != 0) {
+    error = "model_size " + std::to_string(camera.model_width) + "x" + std::to_string(camera.model_height) +
+            " does not suit the edgetap network: both sides must be multiples of " + std::to_string(multiple);
+    return nullptr;
   }
-  error = "unknown tracker '" + camera.tracker + "'";
-  return nullptr;
+  try {
+    const std::optional<double>& threshold = camera.edgetap.visible_threshold;
+    return std::make_unique<engine::EdgeTapTracker>(
+        network, make_session(*network, camera.edgetap),
+        threshold ? std::optional<float>(static_cast<float>(*threshold)) : std::nullopt);
+  } catch (const std::invalid_argument& e) {
+    error = "edgetap model " + path + ": " + e.what();
+    return nullptr;
+  } catch (const std::runtime_error& e) {  // the GPU could not be set up
+    error = "edgetap model " + path + " on the GPU: " + e.what();
+    return nullptr;
+  }
 }
 
 }  // namespace edgetap::pipeline

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -182,7 +183,37 @@ cameras:
   EXPECT_EQ(ladder[2].model, "");  // the camera's edgetap.model
   EXPECT_FALSE(ladder[0].template_refinement.has_value());  // the camera's setting
   EXPECT_EQ(ladder[2].template_refinement, false);
-  EXPECT_EQ(ladder[3].tracker, "klt");
+  EXPECT_EQ(ladder[3].tracker, TrackerKind::klt);
+}
+
+TEST(Config, TrackerAndPrecisionAreReadIntoEnumsAndWrittenBackAsTheYamlSpellsThem) {
+  const Config config = load_string(R"(
+defaults: {tracker: klt}
+cameras:
+  - {name: a, source: test:ball}
+  - {name: b, source: test:ball, tracker: edgetap, ladder: [{precision: fp16}, {tracker: klt}]}
+)",
+                                    "test.yaml", "/base");
+  EXPECT_EQ(config.cameras[0].tracker, TrackerKind::klt);
+  EXPECT_EQ(config.cameras[1].tracker, TrackerKind::edgetap);
+  EXPECT_EQ(config.cameras[1].ladder[0].tracker, TrackerKind::edgetap);
+  EXPECT_EQ(config.cameras[1].ladder[0].precision, Precision::fp16);
+  EXPECT_EQ(config.cameras[1].ladder[1].tracker, TrackerKind::klt);
+  EXPECT_EQ(config.cameras[1].ladder[1].precision, Precision::fp32);
+  EXPECT_STREQ(to_string(TrackerKind::edgetap), "edgetap");
+  EXPECT_STREQ(to_string(TrackerKind::klt), "klt");
+  EXPECT_STREQ(to_string(Precision::fp32), "fp32");
+  EXPECT_STREQ(to_string(Precision::fp16), "fp16");
+  EXPECT_EQ(tracker_kind("klt"), TrackerKind::klt);
+  EXPECT_EQ(tracker_kind("edgetap"), TrackerKind::edgetap);
+  EXPECT_EQ(tracker_kind("raft"), std::nullopt);
+
+  const std::string text = problems_of(
+      "cameras:\n  - name: a\n    source: test:ball\n    tracker: raft\n"
+      "    ladder: [{tracker: raft, precision: fp8}]\n");
+  EXPECT_NE(text.find("tracker: expected one of klt, edgetap, got 'raft'"), std::string::npos) << text;
+  EXPECT_NE(text.find("ladder[0].tracker: expected one of edgetap, klt, got 'raft'"), std::string::npos) << text;
+  EXPECT_NE(text.find("ladder[0].precision: expected one of fp32, fp16, got 'fp8'"), std::string::npos) << text;
 }
 
 TEST(Config, AKltRungWithAModelIsRejected) {

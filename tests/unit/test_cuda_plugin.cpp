@@ -93,10 +93,10 @@ TEST(CudaPlugin, TheProcessUsesThePluginNamedInTheEnvironment) {
   ASSERT_TRUE(backend::have_cuda_engine()) << backend::cuda_plugin().error;
   EXPECT_TRUE(backend::network_on_gpu());
   config::CameraConfig camera;
-  camera.tracker = "edgetap";
+  camera.tracker = config::TrackerKind::edgetap;
   std::vector<std::string> skipped;
   const auto rungs = pipeline::resolve_ladder(camera, skipped);
   EXPECT_TRUE(skipped.empty());
   ASSERT_GE(rungs.size(), 2u);
-  EXPECT_EQ(rungs[1].precision, "fp16");
+  EXPECT_EQ(rungs[1].precision, config::Precision::fp16);
 }

@@ -16,7 +16,7 @@ namespace {
 config::CameraConfig edgetap_camera() {
   config::CameraConfig camera;
   camera.name = "gate";
-  camera.tracker = "edgetap";
+  camera.tracker = config::TrackerKind::edgetap;
   camera.model_width = camera.model_height = 256;
   return camera;
 }
@@ -36,7 +36,7 @@ daemon::CameraStats stats_with_engine() {
   engine.model = "edgetap-small";
   engine.model_version = "edgetap-v5";
   engine.backend = pipeline::Backend::cuda;
-  engine.precision = pipeline::Precision::fp16;
+  engine.precision = config::Precision::fp16;
   engine.rung = stats.rung;
   stats.engine = engine;
   return stats;
@@ -47,7 +47,7 @@ daemon::CameraStats stats_with_engine() {
 TEST(EngineInfo, AKltRungRunsOpenCvOnTheCpu) {
   config::CameraConfig camera = edgetap_camera();
   config::Rung rung;
-  rung.tracker = "klt";
+  rung.tracker = config::TrackerKind::klt;
   rung.stride = 2;
   pipeline::ModelCache models;
   const pipeline::EngineInfo info = pipeline::engine_info(rung, camera, models, true);
@@ -67,16 +67,16 @@ TEST(EngineInfo, ANetworkRungNamesItsWeightsAndTheVersionTheyDeclare) {
   EXPECT_EQ(cpu.model, "edgetap-small");
   EXPECT_EQ(cpu.model_version, declared_version(EDGETAP_SOURCE_DIR "/models/edgetap-small.json"));
   EXPECT_EQ(cpu.backend, pipeline::Backend::cpu);
-  EXPECT_EQ(cpu.precision, pipeline::Precision::fp32);
+  EXPECT_EQ(cpu.precision, config::Precision::fp32);
   EXPECT_EQ(cpu.rung, "edgetap-fp32-192x192-i2");
 
-  rung.precision = "fp16";
+  rung.precision = config::Precision::fp16;
   rung.model = EDGETAP_SOURCE_DIR "/models/edgetap-large.safetensors";
   const pipeline::EngineInfo gpu = pipeline::engine_info(rung, camera, models, true);
   EXPECT_EQ(gpu.model, "edgetap-large");
   EXPECT_EQ(gpu.model_version, declared_version(EDGETAP_SOURCE_DIR "/models/edgetap-large.json"));
   EXPECT_EQ(gpu.backend, pipeline::Backend::cuda);
-  EXPECT_EQ(gpu.precision, pipeline::Precision::fp16);
+  EXPECT_EQ(gpu.precision, config::Precision::fp16);
   EXPECT_EQ(gpu.rung, "edgetap-large-fp16-192x192-i2");
 }
 

@@ -86,7 +86,7 @@ config::CameraConfig camera_at(int size) {
 
 config::Rung rung(int size, int max_points = 0) {
   config::Rung r;
-  r.tracker = "klt";
+  r.tracker = config::TrackerKind::klt;
   r.width = r.height = size;
   r.max_points = max_points;
   return r;
@@ -258,7 +258,7 @@ TEST(Ladder, TwoCamerasShareTheGateAndOnlyTheOverloadedOneStepsDown) {
 
 TEST(Ladder, TheDefaultEdgetapLadderStartsWithTheLargeModelInHalfPrecisionOnAGpu) {
   config::CameraConfig camera;
-  camera.tracker = "edgetap";
+  camera.tracker = config::TrackerKind::edgetap;
   camera.model_width = 320;
   camera.model_height = 256;
   std::vector<std::string> skipped;
@@ -288,15 +288,15 @@ TEST(Ladder, TheDefaultEdgetapLadderStartsWithTheLargeModelInHalfPrecisionOnAGpu
 
 TEST(Ladder, Fp16RungsAreLeftOutWithTheReasonWhereNoGpuRunsTheNetwork) {
   config::CameraConfig camera;
-  camera.tracker = "edgetap";
+  camera.tracker = config::TrackerKind::edgetap;
   config::Rung half;
-  half.precision = "fp16";
+  half.precision = config::Precision::fp16;
   config::Rung full;
   camera.ladder = {full, half};
   std::vector<std::string> skipped;
   const std::vector<config::Rung> usable = pipeline::resolve_ladder(camera, skipped, false);
   ASSERT_EQ(usable.size(), 1u);
-  EXPECT_EQ(usable[0].precision, "fp32");
+  EXPECT_EQ(usable[0].precision, config::Precision::fp32);
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_NE(skipped[0].find("edgetap-fp16-256x256 (fp16 needs a CUDA device"), std::string::npos) << skipped[0];
   skipped.clear();
@@ -306,7 +306,7 @@ TEST(Ladder, Fp16RungsAreLeftOutWithTheReasonWhereNoGpuRunsTheNetwork) {
 
 TEST(Ladder, ARungWithoutTemplateRefinementIsNamedSoAndBuildsTrackersWithout) {
   config::CameraConfig camera;
-  camera.tracker = "edgetap";
+  camera.tracker = config::TrackerKind::edgetap;
   camera.model_width = camera.model_height = 128;
   camera.edgetap.model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-small.safetensors";
   config::Rung refined, unrefined;

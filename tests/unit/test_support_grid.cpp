@@ -156,7 +156,7 @@ TEST(SupportGrid, TheModelsDeclarationIsTheDefaultAndTheCameraSettingOverridesIt
 
   const auto tracks = [&](const std::string& model, std::optional<int> support_grid) {
     config::CameraConfig camera;
-    camera.tracker = "edgetap";
+    camera.tracker = config::TrackerKind::edgetap;
     camera.model_width = camera.model_height = test::kTextureSide;
     camera.edgetap.model = model + ".safetensors";
     camera.edgetap.support_grid = support_grid;

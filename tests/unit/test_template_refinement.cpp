@@ -199,7 +199,7 @@ TEST(RefinedSession, TheCameraSettingChoosesAlignedOrNetworkPositions) {
   // edgetap-large declares refinement: the same camera with and without it on a texture moved by
   // a known sub-pixel shift. Aligned, the points land on the truth.
   config::CameraConfig camera;
-  camera.tracker = "edgetap";
+  camera.tracker = config::TrackerKind::edgetap;
   camera.model_width = camera.model_height = kSide;
   camera.edgetap.model = std::string(EDGETAP_SOURCE_DIR) + "/models/edgetap-large.safetensors";
   pipeline::ModelCache models;

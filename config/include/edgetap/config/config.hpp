@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace edgetap::config {
@@ -24,6 +25,9 @@ struct Source {
 };
 
 enum class QueryPolicy { grid, features, points };
+
+enum class TrackerKind { edgetap, klt };  // edgetap: the network; klt: OpenCV's pyramidal Lucas-Kanade
+enum class Precision { fp32, fp16 };      // the network's storage on the GPU (fp16 needs a CUDA device)
 
 struct ExplicitPoint {
   std::string id;
@@ -60,14 +64,14 @@ struct EdgeTapSettings {             // key: edgetap (the network tracker)
   std::optional<int> support_grid{};  // support_grid: side of the grid of unpublished support tracks started at the
                                      //   first frame (unset = the model's own, from its JSON; 0 = none)
   int iters = 0;                     // refinement iterations, 0 = the model's own (set by a ladder rung, not a key)
-  std::string precision = "fp32";    // fp32 | fp16 storage on the GPU (set by a ladder rung, not a key)
+  Precision precision = Precision::fp32;  // fp32 | fp16 storage on the GPU (set by a ladder rung, not a key)
   bool operator==(const EdgeTapSettings&) const = default;
 };
 
 // One rung of the degradation ladder: a tracker setting cheaper than the one above it.
 struct Rung {                        // key: ladder[i]
-  std::string tracker = "edgetap";   // tracker: edgetap | klt (klt ends a ladder)
-  std::string precision = "fp32";    // precision: fp32 | fp16 (fp16 needs a CUDA device; skipped without one)
+  TrackerKind tracker = TrackerKind::edgetap;  // tracker: edgetap | klt (klt ends a ladder)
+  Precision precision = Precision::fp32;       // precision: fp32 | fp16 (fp16 needs a CUDA device; skipped without one)
   int width = 0, height = 0;         // size: [width, height] (0 = the camera's model_size; at most model_size)
   int iters = 0;                     // iters: refinement iterations (0 = the model's own)
   int max_points = 0;                // max_points: cap on live tracks (0 = no cap)
@@ -126,7 +130,7 @@ struct CameraConfig {
   Source source;
   int model_width = 256;        // model_size: [width, height]
   int model_height = 256;
-  std::string tracker = "edgetap";  // tracker: edgetap (the network) | klt
+  TrackerKind tracker = TrackerKind::edgetap;  // tracker: edgetap (the network) | klt
   QuerySettings queries;
   KltSettings klt;
   EdgeTapSettings edgetap;
@@ -220,5 +224,9 @@ struct Config {
 
 const char* to_string(SourceKind kind);
 const char* to_string(QueryPolicy policy);
+const char* to_string(TrackerKind tracker);  // as the YAML spells it: "edgetap", "klt"
+const char* to_string(Precision precision);  // "fp32", "fp16"
+// The tracker `name` spells as to_string does, or nullopt (for names given on a command line).
+std::optional<TrackerKind> tracker_kind(std::string_view name);
 
 }  // namespace edgetap::config

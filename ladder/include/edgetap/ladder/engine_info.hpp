@@ -14,16 +14,14 @@
 namespace edgetap::pipeline {
 
 enum class Backend { cpu, cuda };
-enum class Precision { fp32, fp16 };
 
 const char* to_string(Backend backend) noexcept;
-const char* to_string(Precision precision) noexcept;
 
 struct EngineInfo {
   std::string model;          // the weights file's name without extension (edgetap-small), or "klt"
   std::string model_version;  // the version the weights' .json declares (edgetap-small-v5); OpenCV's for klt
   Backend backend = Backend::cpu;
-  Precision precision = Precision::fp32;
+  config::Precision precision = config::Precision::fp32;
   std::string rung;           // as messages name it (rung_name)
   bool operator==(const EngineInfo&) const = default;
 };
