@@ -99,9 +99,14 @@ gpu_memory_mib() {  # the daemon's GPU memory (MiB), or "" where nvidia-smi cann
 
 control() {  # control REQUEST: one request on the control socket, the reply on stdout
   python3 - "$work/control.sock" "$1" <<'PY'
-import socket, sys
+import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode() + b"\n")
+for attempt in range(100):  # the control socket opens once every camera has started (16: several seconds)
+    try:
+        s.connect(sys.argv[1]); break
+    except (FileNotFoundError, ConnectionRefusedError):
+        time.sleep(0.1)
+s.sendall(sys.argv[2].encode() + b"\n")
 print(s.makefile().readline().strip())
 PY
 }

@@ -7,6 +7,7 @@
 
 #include "edgetap/daemon/control_commands.hpp"
 #include "edgetap/daemon/logging.hpp"
+#include "edgetap/ladder/gpu_warm_up.hpp"
 
 namespace edgetap::daemon {
 namespace {
@@ -65,6 +66,8 @@ bool Runtime::start(std::string& error) {
   router_.set_routes(config_.cameras);
   directory_.set_cameras(names_of(config_.cameras));
   points_state_.open(config_.control.state_file);
+  const pipeline::GpuWarmUp warm_up = pipeline::warm_up_gpu(config_.cameras, models_);
+  if (warm_up.tracker) make_logger("daemon")->info("GPU warmed up before the cameras start: {:.0f} ms", warm_up.ms);
   for (const config::CameraConfig& camera : config_.cameras) workers_.push_back(make_worker(camera, config_.control.limits));
   return true;
 }

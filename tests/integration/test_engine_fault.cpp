@@ -18,6 +18,7 @@
 #include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/config/load.hpp"
 #include "edgetap/daemon/runtime.hpp"
+#include "edgetap/ladder/gpu_warm_up.hpp"
 #include "edgetap/publish/track_client.hpp"
 #include "support/random_network.hpp"
 #include "support/temp_dir.hpp"
@@ -111,4 +112,27 @@ TEST(EngineFault, AFailingGpuSessionFailsItsCamerasRungOnlyAndTheCameraPublishes
   const double rate_after = static_cast<double>(after) / (h.publish_s.back() - fault_s);
   EXPECT_GE(rate_after, kHealthyRateKept * rate_before) << rate_before << " messages/s before the fault, " << rate_after
                                                         << " after";
+}
+
+// The process's first GPU set-up is paid before the cameras capture: the first
+// camera with an edgetap rung has it built and tracking a point through one frame;
+// a configuration of klt cameras builds nothing.
+TEST(GpuWarmUp, BuildsTheFirstEdgetapRungAndTracksAPointThroughOneFrame) {
+  setenv("EDGETAP_CUDA_PLUGIN", EDGETAP_STAND_IN_PLUGIN, 1);
+  ASSERT_TRUE(backend::network_on_gpu()) << backend::probe_gpus().reason;
+  test::TempDir dir;
+  const auto files = test::write_random_network(dir.path().string(), 11);
+  const config::Config config = config::load_string(
+      "defaults: {model_size: [64, 64]}\n"
+      "cameras:\n  - {name: k, source: 'test:ball', tracker: klt}\n"
+      "  - {name: e, source: 'test:ball', tracker: edgetap, edgetap: {model: '" + files.weights_path + "'}}\n",
+      "t.yaml", "/");
+  pipeline::ModelCache models;
+  const pipeline::GpuWarmUp warm_up = pipeline::warm_up_gpu(config.cameras, models);
+  ASSERT_NE(warm_up.tracker, nullptr);
+  EXPECT_GE(warm_up.ms, 0);
+  EXPECT_EQ(warm_up.tracker->size(), 1u);
+
+  const config::Config klt_only = config::load_string("cameras:\n  - {name: k, source: 'test:ball', tracker: klt}\n", "k.yaml", "/");
+  EXPECT_EQ(pipeline::warm_up_gpu(klt_only.cameras, models).tracker, nullptr);
 }
