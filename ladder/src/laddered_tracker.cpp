@@ -19,6 +19,9 @@ namespace {
 // A side scaled by `factor`, rounded down to a multiple of 32 (the network's need), at least 64.
 int scaled_side(int side, double factor) { return std::max(64, static_cast<int>(side * factor) / 32 * 32); }
 
+// The most points the CPU default ladder's last network rung tracks.
+constexpr int kCpuLastRungPoints = 256;
+
 // The default ladder's rungs: the camera's model at fp32, or klt.
 config::Rung edgetap_rung(int width, int height, int iters = 0, int max_points = 0, int stride = 1) {
   config::Rung rung;
@@ -61,7 +64,9 @@ std::vector<config::Rung> default_ladder(const config::CameraConfig& camera, boo
   }
   ladder.push_back(edgetap_rung(w, h));
   ladder.push_back(edgetap_rung(scaled_side(w, 0.75), scaled_side(h, 0.75), 2));
-  ladder.push_back(edgetap_rung(scaled_side(w, 0.5), scaled_side(h, 0.5), 1, 256, 2));
+  // The CPU's last network rung tracks at most 256 points; a GPU's keeps them all (its
+  // cost grows little with points, and a cap reports every track past it lost).
+  ladder.push_back(edgetap_rung(scaled_side(w, 0.5), scaled_side(h, 0.5), 1, gpu ? 0 : kCpuLastRungPoints, 2));
   if (gpu) {
     for (config::Rung& rung : ladder) rung.precision = config::Precision::fp16;
   }

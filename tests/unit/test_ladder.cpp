@@ -273,7 +273,7 @@ TEST(Ladder, TheDefaultEdgetapLadderStartsWithTheLargeModelInHalfPrecisionOnAGpu
   }
   EXPECT_EQ(gpu_names, (std::vector<std::string>{"edgetap-large-fp16-320x256", "edgetap-large-fp16-224x192-i2",
                                                   "edgetap-fp16-320x256", "edgetap-fp16-224x192-i2",
-                                                  "edgetap-fp16-160x128-i1-p256-s2", "klt"}));
+                                                  "edgetap-fp16-160x128-i1-s2", "klt"}));
   EXPECT_TRUE(skipped.empty());
   // A camera that names its own model keeps it on every network rung, in FP16 on a GPU.
   camera.edgetap.model = "/models/mine.safetensors";
@@ -283,7 +283,7 @@ TEST(Ladder, TheDefaultEdgetapLadderStartsWithTheLargeModelInHalfPrecisionOnAGpu
     EXPECT_TRUE(r.model.empty()) << "the camera's own model, not the bundled large one";
   }
   EXPECT_EQ(own_names, (std::vector<std::string>{"edgetap-fp16-320x256", "edgetap-fp16-224x192-i2",
-                                                  "edgetap-fp16-160x128-i1-p256-s2", "klt"}));
+                                                  "edgetap-fp16-160x128-i1-s2", "klt"}));
 }
 
 TEST(Ladder, Fp16RungsAreLeftOutWithTheReasonWhereNoGpuRunsTheNetwork) {
