@@ -7,7 +7,7 @@ BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   debhelper dpkg-dev fakeroot lintian help2man systemd
   libgtest-dev libgmock-dev
-  libyaml-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libsystemd-dev
+  libyaml-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-video-dev
   libopencv-imgcodecs-dev libopencv-videoio-dev libjpeg-dev

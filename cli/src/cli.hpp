@@ -1,4 +1,5 @@
-// The `edgetap` command's subcommands; each parses its own arguments.
+// The `edgetap` command's subcommands; each reads its own arguments with CLI11
+// (edgetap/cli/command_line.hpp).
 #pragma once
 
 namespace edgetap::cli {

@@ -12,7 +12,7 @@
 
 #include "cli.hpp"
 #include "edgetap/config/load.hpp"
-#include "edgetap/cli/option_numbers.hpp"
+#include "edgetap/cli/command_line.hpp"
 #include "edgetap/daemon/socket_paths.hpp"
 #include "edgetap/publish/track_client.hpp"
 
@@ -21,30 +21,19 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kUsage = R"(usage: edgetap ctl [--socket PATH | --config FILE] [--json] COMMAND [ARGS]
-
-Sends one request to edgetapd's control socket and prints the reply.
+constexpr const char* kDescription = R"(Sends one request to edgetapd's control socket and prints the reply.
 Commands:
   list                                 the cameras: state, tracker, model size, queries, points, source
   stats [--camera NAME]                every counter (as /metrics), of every camera or of NAME
   add-point CAMERA ID X Y [ID X Y]...  new tracks at source pixels (X, Y) of the camera's latest frame
-  remove-point CAMERA ID...            stop tracks for good
-Options:
-  --socket PATH   the control socket (default: control.socket of --config FILE, else of
-                  /etc/edgetap/edgetap.yaml, else /run/edgetap/control.sock)
-  --config FILE   take the socket's path from FILE
-  --json          print the reply's JSON line as received (stats --camera: with
-                  only that camera's entry)
-  --timeout SEC   wait at most SEC seconds for the reply (default 10)
-The socket is open to the daemon's group (edgetap for the packaged service):
+  remove-point CAMERA ID...            stop tracks for good)";
+
+constexpr const char* kFooter = R"(The socket is open to the daemon's group (edgetap for the packaged service):
 join it with `sudo adduser $USER edgetap` and log in again. A connection that
 fails says why and what to do.
 Exit status: 0 when the daemon did all that was asked; 1 when it answered an error
 or rejected a point (the reason is printed), or cannot be reached; 2 on a usage
-error; 78 when --config FILE is bad.
-)";
-
-constexpr const char* kDefaultConfig = "/etc/edgetap/edgetap.yaml";
+error; 78 when --config FILE is bad.)";
 
 struct Options {
   std::string socket, config_path, camera;
@@ -53,36 +42,30 @@ struct Options {
   std::vector<std::string> words;  // the command and its arguments
 };
 
+// The usage errors found once the command line is read: print and return 2.
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "edgetap ctl: %s\n%s", message.c_str(), kUsage);
+  std::fprintf(stderr, "edgetap ctl: %s\nRun 'edgetap ctl --help' for the commands and options.\n", message.c_str());
   return 2;
 }
 
 // Options may come before or after the command; everything else is a word.
 // Returns -1 to go on, else the exit status.
 int parse(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--socket" && has_value) {
-      o.socket = argv[++i];
-    } else if (arg == "--config" && has_value) {
-      o.config_path = argv[++i];
-    } else if (arg == "--camera" && has_value) {
-      o.camera = argv[++i];
-    } else if (arg == "--timeout" && has_value) {
-      if (!daemon::read_seconds_option("edgetap ctl", arg, argv[++i], 0.1, 3600.0, o.timeout_s)) return 2;
-    } else if (arg == "--json") {
-      o.raw = true;
-    } else if (arg.rfind("--", 0) == 0) {
-      return usage_error("unknown or incomplete option '" + arg + "'");
-    } else {
-      o.words.push_back(arg);
-    }
-  }
+  CLI::App app(kDescription, "edgetap ctl");
+  configure_app(app, kDescription, kFooter);
+  app.add_option("--socket", o.socket,
+                 "the control socket (default: control.socket of --config FILE, else of /etc/edgetap/edgetap.yaml, "
+                 "else /run/edgetap/control.sock)")
+      ->type_name("PATH");
+  add_config_option(app, "take the socket's path from FILE", o.config_path);
+  app.add_option("--camera", o.camera, "stats: only this camera")->type_name("NAME");
+  app.add_flag("--json", o.raw,
+               "print the reply's JSON line as received (stats --camera: with only that camera's entry)");
+  add_seconds_option(app, "--timeout", "wait at most SEC seconds for the reply (default 10)", 0.1, 3600.0, o.timeout_s)
+      ->type_name("SEC");
+  app.add_option("COMMAND", o.words, "list, stats, add-point or remove-point, and its arguments")
+      ->type_name("WORD");
+  if (const int status = parse_command_line(app, argc, argv); status >= 0) return status;
   if (o.words.empty()) return usage_error("which command? (list, stats, add-point, remove-point)");
   if (!o.socket.empty() && !o.config_path.empty()) return usage_error("give --socket or --config, not both");
   if (!o.camera.empty() && o.words[0] != "stats") return usage_error("--camera goes with stats only");
@@ -131,7 +114,7 @@ json make_request(const std::vector<std::string>& words) {
 int resolve_socket(Options& o) {
   if (!o.socket.empty()) return -1;
   const bool named = !o.config_path.empty();
-  const std::string path = named ? o.config_path : kDefaultConfig;
+  const std::string path = named ? o.config_path : kDefaultConfigPath;
   o.socket = config::ControlConfig{}.socket_path;
   if (!named && !std::filesystem::exists(path)) return -1;
   try {

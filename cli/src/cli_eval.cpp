@@ -18,45 +18,22 @@
 #include "edgetap/eval/trace_recorder.hpp"
 #include "edgetap/eval/trace_replay.hpp"
 #include "edgetap/eval/tracker_registry.hpp"
+#include "edgetap/cli/command_line.hpp"
 #include "edgetap/cli/option_numbers.hpp"
 #include "edgetap/engine/model_config.hpp"
 
 namespace edgetap::cli {
 namespace {
 
-constexpr const char* kUsage = R"(usage: edgetap eval [--tracker NAME] [options] DATASET_DIR...
+constexpr const char* kDescription = R"(Forms: edgetap eval [--tracker NAME] [options] DATASET_DIR...
        edgetap eval --gt-free [--tracker NAME] [options] CLIP...
 
 Scores a tracker on datasets with ground truth (TAP-Vid AJ, <delta_avg, OA at
 256x256; PCK@0.2 where gt.json has mask areas), or on clips without ground
 truth (forward-backward cycle error, jitter of static tracks). A DATASET_DIR is
-a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence.
-  --tracker NAME   tracker to score: klt (default) or edgetap (the network, bundled model)
-  --mode MODE      first (default), strided or both; strided adds a pass backward in time
-  --iters N        edgetap: refinement iterations per frame (default: the model's own)
-  --model FILE     edgetap: the network's weights (.safetensors, its .json beside;
-                   default: the bundled )" EDGETAP_INSTALL_DATA_DIR R"(/models/edgetap-small.safetensors)
-  --no-refinement  edgetap: score the network's positions, without the template
-                   refinement the model's .json may declare (INFERENCE.md in the sources' models/)
-  --support-grid N edgetap: track an unpublished N x N grid of support points from each
-                   clip's first frame (default: the model's .json, support_grid; 0: none)
-  --size WxH       frame size the tracker sees (default 256x256); "native" keeps each clip's
-  --every N        the tracker sees every N-th frame (and each query's own), as a ladder
-                   rung with `stride: N` does; the frames between are scored at the last
-                   answers, which is what a subscriber holds (default 1)
-  --json FILE      write every score as JSON
-  --overlay DIR    write a strip per sequence: predictions against ground truth
-  --gt-free        score CLIPs (video files or folders of frames) without ground truth
-  --frames N       --gt-free: frames per clip (default 100)
-  --grid N         --gt-free: N x N queries in the first frame (default 16)
-  --quiet          no progress on stderr
-  --record-trace DIR   also write every tracker call and frame to DIR (new or empty),
-                   for edgetap-trace-run on a host without OpenCV (README.md in the sources' eval/)
-  --replay-trace FILE  score the answers in FILE (edgetap-trace-run's output) instead of
-                   running a tracker: the same datasets and options as the recording;
-                   --tracker only names what is printed (default "replay")
-Exit status: 0 scored, 1 bad input or a tracker failure, 2 bad arguments.
-)";
+a folder of sequence folders (frames/ or video.mp4, and gt.json) or one sequence.)";
+
+constexpr const char* kFooter = "Exit status: 0 scored, 1 bad input or a tracker failure, 2 bad arguments.";
 
 struct Arguments {
   eval::EvalOptions eval;
@@ -71,73 +48,96 @@ struct Arguments {
   std::vector<std::string> inputs;
 };
 
-// Returns 0 when parsed, else the exit status (help: 0 via `done`).
-int parse(int argc, char** argv, Arguments& a, bool& done) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      done = true;
-      return 0;
-    } else if (arg == "--tracker" && has_value) {
-      a.eval.tracker = argv[++i];
-      a.tracker_named = true;
-    } else if (arg == "--mode" && has_value) {
-      const std::string mode = argv[++i];
-      if (mode == "first") {
-        a.eval.modes = {eval::QueryMode::first};
-      } else if (mode == "strided") {
-        a.eval.modes = {eval::QueryMode::strided};
-      } else if (mode == "both") {
-        a.eval.modes = {eval::QueryMode::first, eval::QueryMode::strided};
-      } else {
-        std::fprintf(stderr, "edgetap eval: --mode must be first, strided or both, not '%s'\n", mode.c_str());
-        return 2;
-      }
-    } else if (arg == "--iters" && has_value) {
-      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 16, a.edgetap.iters)) return 2;
-    } else if (arg == "--model" && has_value) {
-      a.edgetap.model = argv[++i];
-    } else if (arg == "--size" && has_value) {
-      if (!eval::parse_frame_size(argv[++i], a.eval.size)) {
-        std::fprintf(stderr, "edgetap eval: --size must be WxH (16..8192) or native, not '%s'\n", argv[i]);
-        return 2;
-      }
-    } else if (arg == "--every" && has_value) {
-      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 64, a.eval.every)) return 2;
-    } else if (arg == "--json" && has_value) {
-      a.json_file = argv[++i];
-    } else if (arg == "--overlay" && has_value) {
-      a.eval.overlay_dir = argv[++i];
-    } else if (arg == "--gt-free") {
-      a.score_clips = true;
-    } else if (arg == "--frames" && has_value) {
-      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 2, 1000000, a.gt_free.max_frames)) return 2;
-    } else if (arg == "--grid" && has_value) {
-      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 1, 256, a.gt_free.grid)) return 2;
-    } else if (arg == "--record-trace" && has_value) {
-      a.record_dir = argv[++i];
-    } else if (arg == "--replay-trace" && has_value) {
-      a.replay_file = argv[++i];
-    } else if (arg == "--no-refinement") {
-      a.edgetap.template_refinement = false;
-    } else if (arg == "--support-grid" && has_value) {
-      int side = 0;
-      if (!daemon::read_int_option("edgetap eval", arg, argv[++i], 0, engine::kMaxSupportGrid, side)) return 2;
-      a.edgetap.support_grid = side;
-    } else if (arg == "--quiet") {
-      a.quiet = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "edgetap eval: unknown or incomplete argument '%s'\n%s", arg.c_str(), kUsage);
-      return 2;
-    } else {
-      a.inputs.push_back(arg);
-    }
-  }
+void add_options(CLI::App& app, Arguments& a) {
+  app.add_option_function<std::string>(
+         "--tracker",
+         [&a](const std::string& name) {
+           a.eval.tracker = name;
+           a.tracker_named = true;
+         },
+         "tracker to score: klt (default) or edgetap (the network, bundled model)")
+      ->type_name("NAME");
+  add_checked_option(app, "--mode", "first (default), strided or both; strided adds a pass backward in time",
+                     [&a](const std::string& mode) {
+                       if (mode == "first") {
+                         a.eval.modes = {eval::QueryMode::first};
+                       } else if (mode == "strided") {
+                         a.eval.modes = {eval::QueryMode::strided};
+                       } else if (mode == "both") {
+                         a.eval.modes = {eval::QueryMode::first, eval::QueryMode::strided};
+                       } else {
+                         std::fprintf(stderr, "edgetap eval: --mode must be first, strided or both, not '%s'\n",
+                                      mode.c_str());
+                         return false;
+                       }
+                       return true;
+                     })
+      ->type_name("MODE");
+  add_int_option(app, "--iters", "edgetap: refinement iterations per frame (default: the model's own)", 1, 16,
+                 a.edgetap.iters)
+      ->type_name("N");
+  app.add_option("--model", a.edgetap.model,
+                 "edgetap: the network's weights (.safetensors, its .json beside; default: the bundled "
+                 EDGETAP_INSTALL_DATA_DIR "/models/edgetap-small.safetensors)")
+      ->type_name("FILE");
+  app.add_flag_callback(
+      "--no-refinement", [&a] { a.edgetap.template_refinement = false; },
+      "edgetap: score the network's positions, without the template refinement the model's .json may declare "
+      "(INFERENCE.md in the sources' models/)");
+  add_checked_option(app, "--support-grid",
+                     "edgetap: track an unpublished N x N grid of support points from each clip's first frame "
+                     "(default: the model's .json, support_grid; 0: none)",
+                     [&a](const std::string& text) {
+                       int side = 0;
+                       if (!daemon::read_int_option("edgetap eval", "--support-grid", text.c_str(), 0,
+                                                    engine::kMaxSupportGrid, side)) {
+                         return false;
+                       }
+                       a.edgetap.support_grid = side;
+                       return true;
+                     })
+      ->type_name("N");
+  add_checked_option(app, "--size", "frame size the tracker sees (default 256x256); \"native\" keeps each clip's",
+                     [&a](const std::string& text) {
+                       if (eval::parse_frame_size(text, a.eval.size)) return true;
+                       std::fprintf(stderr, "edgetap eval: --size must be WxH (16..8192) or native, not '%s'\n",
+                                    text.c_str());
+                       return false;
+                     })
+      ->type_name("WxH");
+  add_int_option(app, "--every",
+                 "the tracker sees every N-th frame (and each query's own), as a ladder rung with `stride: N` does; "
+                 "the frames between are scored at the last answers, which is what a subscriber holds (default 1)",
+                 1, 64, a.eval.every)
+      ->type_name("N");
+  app.add_option("--json", a.json_file, "write every score as JSON")->type_name("FILE");
+  app.add_option("--overlay", a.eval.overlay_dir, "write a strip per sequence: predictions against ground truth")
+      ->type_name("DIR");
+  app.add_flag("--gt-free", a.score_clips, "score CLIPs (video files or folders of frames) without ground truth");
+  add_int_option(app, "--frames", "--gt-free: frames per clip (default 100)", 2, 1000000, a.gt_free.max_frames)
+      ->type_name("N");
+  add_int_option(app, "--grid", "--gt-free: N x N queries in the first frame (default 16)", 1, 256, a.gt_free.grid)
+      ->type_name("N");
+  app.add_flag("--quiet", a.quiet, "no progress on stderr");
+  app.add_option("--record-trace", a.record_dir,
+                 "also write every tracker call and frame to DIR (new or empty), for edgetap-trace-run on a host "
+                 "without OpenCV (README.md in the sources' eval/)")
+      ->type_name("DIR");
+  app.add_option("--replay-trace", a.replay_file,
+                 "score the answers in FILE (edgetap-trace-run's output) instead of running a tracker: the same "
+                 "datasets and options as the recording; --tracker only names what is printed (default \"replay\")")
+      ->type_name("FILE");
+  app.add_option("INPUT", a.inputs, "DATASET_DIR... or, with --gt-free, CLIP...")->type_name("PATH");
+}
+
+// Returns -1 when parsed, else the exit status (0 after the help).
+int parse(int argc, char** argv, Arguments& a) {
+  CLI::App app(kDescription, "edgetap eval");
+  configure_app(app, kDescription, kFooter);
+  add_options(app, a);
+  if (const int status = parse_command_line(app, argc, argv); status >= 0) return status;
   if (a.inputs.empty()) {
-    std::fprintf(stderr, "edgetap eval: nothing to evaluate\n%s", kUsage);
-    return 2;
+    return usage_error(app, "nothing to evaluate");
   }
   if (!a.edgetap.model.empty() && config::tracker_kind(a.eval.tracker) != config::TrackerKind::edgetap) {
     std::fprintf(stderr, "edgetap eval: --model names edgetap weights; the tracker here is '%s'\n",
@@ -156,7 +156,7 @@ int parse(int argc, char** argv, Arguments& a, bool& done) {
     }
     if (!a.tracker_named) a.eval.tracker = "replay";
   }
-  return 0;
+  return -1;
 }
 
 bool write_json(const std::string& file, const std::string& text) {
@@ -221,8 +221,7 @@ int score_clips(const Arguments& a, const eval::TrackerFactory& make_tracker) {
 
 int eval_command(int argc, char** argv) {
   Arguments a;
-  bool done = false;
-  if (const int status = parse(argc, argv, a, done); status != 0 || done) return status;
+  if (const int status = parse(argc, argv, a); status >= 0) return status;
   eval::TrackerFactory make_tracker;
   std::optional<eval::TraceReplay> replay;
   std::optional<eval::TraceRecorder> recorder;

@@ -22,29 +22,19 @@
 #include "edgetap/kernels/gpu_probe.hpp"
 #include "edgetap/tracking/data_files.hpp"
 #include "edgetap/tracking/track_strip.hpp"
-#include "edgetap/cli/option_numbers.hpp"
+#include "edgetap/cli/command_line.hpp"
 
 namespace edgetap::cli {
 namespace {
 
-constexpr const char* kUsage = R"(usage: edgetap run [--config FILE | --source URI] [options]
-
-Tracks until every source ends (files), the duration passes, or Ctrl-C.
+constexpr const char* kDescription = R"(Tracks a configuration (--config FILE) or one camera (--source URI) until
+every source ends (files), the duration passes, or Ctrl-C.
 With neither --config nor --source it tracks the bundled demo clip
-()" EDGETAP_INSTALL_DATA_DIR R"(/demo/vtest-pedestrians.avi).
-  --config FILE       a configuration file (the annotated example: /etc/edgetap/edgetap.yaml)
-  --source URI        one camera: file://PATH, rtsp://URL, v4l2:///dev/videoN, test:PATTERN
-  --grid N            for --source: an N x N grid of query points, 1..256 (default 16)
-  --tracker NAME      for --source: edgetap (default: the network, bundled model) or klt
-  --pace MODE         for --source files: fast (default) or realtime
-                      (--source, --grid, --tracker, --pace: not with --config, set them in FILE)
-  --socket PATH       track socket (default: the file's, or $XDG_RUNTIME_DIR/edgetap-run.sock)
-  --out DIR           where the annotated strips go (default ./out)
-  --duration SEC      stop after SEC seconds
-  --log-level LEVEL   trace, debug, info (default), warn, error
+()" EDGETAP_INSTALL_DATA_DIR R"(/demo/vtest-pedestrians.avi).)";
+
+constexpr const char* kFooter = R"(--source, --grid, --tracker, --pace: not with --config, set them in FILE.
 Exit status: 0 when a camera ran, 1 when every camera failed, 2 on a bad flag,
-78 on a bad configuration.
-)";
+78 on a bad configuration.)";
 
 std::string default_socket() {
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
@@ -94,43 +84,30 @@ bool check_quick_flags(const std::string& config_path, const std::string& quick_
 
 int run_command(int argc, char** argv) {
   std::string config_path, source, socket_path, pace = "fast", out_dir = "out", tracker = "edgetap";
-  std::string quick_flags;  // those given of --source, --grid, --tracker, --pace
   int grid = 16;
   double duration = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (has_value && (arg == "--source" || arg == "--grid" || arg == "--tracker" || arg == "--pace")) {
-      quick_flags += (quick_flags.empty() ? "" : ", ") + arg;
-    }
-    if (arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--config" && has_value) {
-      config_path = argv[++i];
-    } else if (arg == "--source" && has_value) {
-      source = argv[++i];
-    } else if (arg == "--grid" && has_value) {
-      if (!daemon::read_int_option("edgetap run", arg, argv[++i], 1, 256, grid)) return 2;
-    } else if (arg == "--tracker" && has_value) {
-      tracker = argv[++i];
-    } else if (arg == "--pace" && has_value) {
-      pace = argv[++i];
-    } else if (arg == "--socket" && has_value) {
-      socket_path = argv[++i];
-    } else if (arg == "--out" && has_value) {
-      out_dir = argv[++i];
-    } else if (arg == "--duration" && has_value) {
-      if (!daemon::read_seconds_option("edgetap run", arg, argv[++i], 0.0, 1e9, duration)) return 2;
-    } else if (arg == "--log-level" && has_value) {
-      if (!daemon::set_log_level(argv[++i])) {
-        std::fprintf(stderr, "edgetap run: unknown log level '%s'\n", argv[i]);
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr, "edgetap run: unknown or incomplete argument '%s'\n%s", arg.c_str(), kUsage);
-      return 2;
-    }
+  CLI::App app(kDescription, "edgetap run");
+  configure_app(app, kDescription, kFooter);
+  app.add_option("--config", config_path, "a configuration file (the annotated example: /etc/edgetap/edgetap.yaml)")
+      ->type_name("FILE");
+  app.add_option("--source", source, "one camera: file://PATH, rtsp://URL, v4l2:///dev/videoN, test:PATTERN")
+      ->type_name("URI");
+  add_int_option(app, "--grid", "for --source: an N x N grid of query points, 1..256 (default 16)", 1, 256, grid)
+      ->type_name("N");
+  app.add_option("--tracker", tracker, "for --source: edgetap (default: the network, bundled model) or klt")
+      ->type_name("NAME");
+  app.add_option("--pace", pace, "for --source files: fast (default) or realtime")->type_name("MODE");
+  app.add_option("--socket", socket_path, "track socket (default: the file's, or $XDG_RUNTIME_DIR/edgetap-run.sock)")
+      ->type_name("PATH");
+  app.add_option("--out", out_dir, "where the annotated strips go (default ./out)")->type_name("DIR");
+  add_seconds_option(app, "--duration", "stop after SEC seconds", 0.0, 1e9, duration)->type_name("SEC");
+  add_log_level_option(app, "trace, debug, info (default), warn, error", daemon::set_log_level);
+  if (const int status = parse_command_line(app, argc, argv); status >= 0) return status;
+  std::string quick_flags;  // those given of --source, --grid, --tracker, --pace, in the order given
+  for (const CLI::Option* option : app.parse_order()) {
+    const std::string name = option->get_name();
+    const bool quick = name == "--source" || name == "--grid" || name == "--tracker" || name == "--pace";
+    if (quick && quick_flags.find(name) == std::string::npos) quick_flags += (quick_flags.empty() ? "" : ", ") + name;
   }
 
   if (!check_quick_flags(config_path, quick_flags, source, tracker, pace)) return 2;

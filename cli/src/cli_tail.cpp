@@ -9,24 +9,19 @@
 
 #include "cli.hpp"
 #include "edgetap/publish/track_client.hpp"
-#include "edgetap/cli/option_numbers.hpp"
+#include "edgetap/cli/command_line.hpp"
 #include "edgetap/daemon/socket_paths.hpp"
 
 namespace edgetap::cli {
 namespace {
 
-constexpr const char* kUsage = R"(usage: edgetap tail [--socket PATH] [--camera NAME]... [--count N] [--raw] [--wait SEC]
+constexpr const char* kDescription = "Subscribes to the track socket and prints one line per message.";
 
-Subscribes to the track socket and prints one line per message.
-  --socket PATH   track socket (default /run/edgetap/tracks.sock)
-  --camera NAME   only this camera (repeatable; default all)
-  --count N       exit after N track messages
-  --raw           print the JSON lines as received
-  --wait SEC      keep trying to connect for up to SEC seconds (default 0)
-The socket is open to the daemon's group (edgetap for the packaged service):
+constexpr const char* kFooter = R"(The socket is open to the daemon's group (edgetap for the packaged service):
 join it with `sudo adduser $USER edgetap` and log in again. A connection that
 fails says why and what to do.
-)";
+Exit status: 0 after --count messages or when the daemon closes the socket; 1 when
+it cannot be reached or sends an error; 2 on a bad flag.)";
 
 std::string summarise(const nlohmann::json& m) {
   if (m.value("type", "") != "tracks") return m.dump();
@@ -48,27 +43,18 @@ int tail_command(int argc, char** argv) {
   long count = -1;
   bool raw = false;
   double wait_seconds = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--socket" && has_value) {
-      socket_path = argv[++i];
-    } else if (arg == "--camera" && has_value) {
-      cameras.push_back(argv[++i]);
-    } else if (arg == "--count" && has_value) {
-      if (!daemon::read_int_option("edgetap tail", arg, argv[++i], 1L, 1000000000L, count)) return 2;
-    } else if (arg == "--wait" && has_value) {
-      if (!daemon::read_seconds_option("edgetap tail", arg, argv[++i], 0.0, 1e9, wait_seconds)) return 2;
-    } else if (arg == "--raw") {
-      raw = true;
-    } else {
-      std::fprintf(stderr, "edgetap tail: unknown or incomplete argument '%s'\n%s", arg.c_str(), kUsage);
-      return 2;
-    }
-  }
+  CLI::App app(kDescription, "edgetap tail");
+  configure_app(app, kDescription, kFooter);
+  app.add_option("--socket", socket_path, "track socket (default /run/edgetap/tracks.sock)")->type_name("PATH");
+  app.add_option("--camera", cameras, "only this camera (repeatable; default all)")
+      ->type_name("NAME")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_int_option(app, "--count", "exit after N track messages", 1L, 1000000000L, count)->type_name("N");
+  app.add_flag("--raw", raw, "print the JSON lines as received");
+  add_seconds_option(app, "--wait", "keep trying to connect for up to SEC seconds (default 0)", 0.0, 1e9, wait_seconds)
+      ->type_name("SEC");
+  if (const int status = parse_command_line(app, argc, argv); status >= 0) return status;
   pipeline::TrackClient client;
   std::string error;
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_seconds);

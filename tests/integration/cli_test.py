@@ -4,7 +4,8 @@ running edgetapd (list, stats, add-point, remove-point, --json, exit status),
 the messages of `edgetap ctl` and `edgetap tail` when the socket is missing or
 closed to the user, `edgetap check-config` failing what start-up would, and
 `edgetap run` naming a bad flag, and edgetapd run by hand: its socket
-directory explained, --socket and --control-socket.
+directory explained, --socket and --control-socket; and every program and
+subcommand taking -h and --opt=value alike (CLI11 reads them all).
 
 usage: cli_test.py EDGETAPD EDGETAP [TEST...]
 """
@@ -324,6 +325,65 @@ class DaemonSocketsTest(Workdir):
             self.assertEqual(tailed.returncode, 0, tailed.stderr)
             self.assertTrue(tailed.stdout.startswith("north"), tailed.stdout)
         self.assertIsNone(daemon.poll(), "edgetapd stopped")
+
+
+class CommandLineTest(Workdir):
+    """-h and --opt=value work for edgetapd and every edgetap subcommand; usage errors exit 2."""
+
+    def run_program(self, *command):
+        return subprocess.run(list(command), capture_output=True, text=True, timeout=30)
+
+    def test_dash_h_lists_each_option_with_its_meaning(self):
+        for command, options in [
+                ([EDGETAPD], ["--config", "--socket", "--control-socket", "--log-level", "--stats-every",
+                              "--allow-root", "--version"]),
+                ([EDGETAP], ["run", "tail", "ctl", "check-config", "eval"]),
+                ([EDGETAP, "run"], ["--config", "--source", "--grid", "--tracker", "--pace", "--socket", "--out",
+                                    "--duration", "--log-level"]),
+                ([EDGETAP, "tail"], ["--socket", "--camera", "--count", "--raw", "--wait"]),
+                ([EDGETAP, "ctl"], ["--socket", "--config", "--camera", "--json", "--timeout", "add-point"]),
+                ([EDGETAP, "check-config"], ["FILE", "Exit status"]),
+                ([EDGETAP, "eval"], ["--tracker", "--mode", "--iters", "--model", "--no-refinement", "--support-grid",
+                                     "--size", "--every", "--json", "--overlay", "--gt-free", "--frames", "--grid",
+                                     "--quiet", "--record-trace", "--replay-trace"])]:
+            for flag in ["-h", "--help"]:
+                done = self.run_program(*command, flag)
+                self.assertEqual(done.returncode, 0, (command, flag, done.stderr))
+                for option in options:
+                    self.assertIn(option, done.stdout, (command, flag))
+        # Each option comes with what it does.
+        help_text = self.run_program(EDGETAP, "tail", "-h").stdout
+        self.assertRegex(help_text, r"--count N\s+exit after N track messages")
+
+    def test_opt_equals_value_is_read_as_opt_value(self):
+        for command, message in [
+                ([EDGETAP, "run", "--grid=0"], "edgetap run: --grid must be an integer 1..256, not '0'\n"),
+                ([EDGETAP, "run", "--duration=-1"], "edgetap run: --duration must be seconds 0..1e+09, not '-1'\n"),
+                ([EDGETAP, "run", "--tracker=kltt"], "edgetap run: --tracker must be edgetap or klt, not 'kltt'\n"),
+                ([EDGETAP, "run", "--log-level=loud"], "edgetap run: unknown log level 'loud'\n"),
+                ([EDGETAP, "tail", "--count=abc"], "edgetap tail: --count must be an integer 1..1000000000, not 'abc'\n"),
+                ([EDGETAP, "ctl", "--timeout=0", "list"], "edgetap ctl: --timeout must be seconds 0.1..3600, not '0'\n"),
+                ([EDGETAP, "eval", "--mode=sideways", "x"],
+                 "edgetap eval: --mode must be first, strided or both, not 'sideways'\n"),
+                ([EDGETAP, "eval", "--iters=17", "x"], "edgetap eval: --iters must be an integer 1..16, not '17'\n"),
+                ([EDGETAPD, "--stats-every=-1"], "edgetapd: --stats-every must be an integer 0..31536000, not '-1'\n"),
+                ([EDGETAPD, "--log-level=loud"], "edgetapd: unknown log level 'loud'\n")]:
+            done = self.run_program(*command)
+            self.assertEqual((done.returncode, done.stderr), (2, message), command)
+        # A value given with = reaches the program: the socket named is the one tried.
+        path = self.path("none.sock")
+        for command in [[EDGETAP, "tail", f"--socket={path}"], [EDGETAP, "ctl", f"--socket={path}", "list"]]:
+            done = self.run_program(*command)
+            self.assertEqual(done.returncode, 1, command)
+            self.assertIn(f"cannot connect to {path}: No such file or directory", done.stderr)
+
+    def test_unknown_options_and_missing_values_are_usage_errors(self):
+        for command in [[EDGETAPD, "--frobnicate"], [EDGETAPD, "--config"], [EDGETAP, "run", "--frobnicate"],
+                        [EDGETAP, "tail", "--count"], [EDGETAP, "ctl", "--frobnicate", "list"],
+                        [EDGETAP, "check-config"], [EDGETAP, "eval", "--frobnicate", "x"], [EDGETAP, "frobnicate"]]:
+            done = self.run_program(*command)
+            self.assertEqual(done.returncode, 2, (command, done.stderr))
+            self.assertTrue(done.stderr.strip(), command)
 
 
 if __name__ == "__main__":
