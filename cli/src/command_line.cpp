@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 #include "edgetap/cli/option_numbers.hpp"
 
@@ -32,25 +33,35 @@ CLI::Option* add_checked_option(CLI::App& app, const std::string& name, const st
       help);
 }
 
+namespace {
+
+// The overloaded read_int_option, as one callable.
+constexpr auto kReadInt = [](auto&&... args) { return daemon::read_int_option(std::forward<decltype(args)>(args)...); };
+
+// A number option read by `read` (one of option_numbers' readers), whose message names the program and the option.
+template <class Number, class Read>
+CLI::Option* add_number_option(CLI::App& app, const std::string& name, const std::string& help, Number lo, Number hi,
+                               Number& out, Read read) {
+  return add_checked_option(app, name, help, [&app, name, lo, hi, &out, read](const std::string& text) {
+    return read(app.get_name().c_str(), name, text.c_str(), lo, hi, out);
+  });
+}
+
+}  // namespace
+
 CLI::Option* add_int_option(CLI::App& app, const std::string& name, const std::string& help, int lo, int hi,
                             int& out) {
-  return add_checked_option(app, name, help, [&app, name, lo, hi, &out](const std::string& text) {
-    return daemon::read_int_option(app.get_name().c_str(), name, text.c_str(), lo, hi, out);
-  });
+  return add_number_option<int>(app, name, help, lo, hi, out, kReadInt);
 }
 
 CLI::Option* add_int_option(CLI::App& app, const std::string& name, const std::string& help, long lo, long hi,
                             long& out) {
-  return add_checked_option(app, name, help, [&app, name, lo, hi, &out](const std::string& text) {
-    return daemon::read_int_option(app.get_name().c_str(), name, text.c_str(), lo, hi, out);
-  });
+  return add_number_option<long>(app, name, help, lo, hi, out, kReadInt);
 }
 
 CLI::Option* add_seconds_option(CLI::App& app, const std::string& name, const std::string& help, double lo, double hi,
                                 double& out) {
-  return add_checked_option(app, name, help, [&app, name, lo, hi, &out](const std::string& text) {
-    return daemon::read_seconds_option(app.get_name().c_str(), name, text.c_str(), lo, hi, out);
-  });
+  return add_number_option<double>(app, name, help, lo, hi, out, daemon::read_seconds_option);
 }
 
 CLI::Option* add_log_level_option(CLI::App& app, const std::string& help,
