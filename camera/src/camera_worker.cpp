@@ -62,7 +62,8 @@ CameraState camera_state(pipeline::CaptureState state) {
 }  // namespace
 
 CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink,
-                           pipeline::ModelCache& models, pipeline::ComputeGate& gate, FrameObserver observer,
+                           pipeline::ModelCache& models, pipeline::ComputeGate& gate, pipeline::GovernorPeers& peers,
+                           FrameObserver observer,
                            pipeline::CameraDirectory* directory)
     : camera_(camera),
       live_(camera.source.kind != config::SourceKind::file),
@@ -86,7 +87,8 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
   if (!pipeline::check_rungs(camera, rungs, factory, tracker_error_)) return;
   if (auto ladder = pipeline::LadderedTracker::make(camera, std::move(rungs), std::move(factory), tracker_error_)) {
     ladder_ = ladder.get();
-    governor_ = std::make_unique<pipeline::LatencyGovernor>(camera.governor, camera.budget_ms, ladder->rungs());
+    governor_ =
+        std::make_unique<pipeline::LatencyGovernor>(camera.governor, camera.budget_ms, ladder->rungs(), &peers);
     stats_.rung = std::string(ladder->name());
     stats_.rungs_used.push_back(stats_.rung);
     session_ = std::make_unique<pipeline::TrackSession>(std::move(ladder), pipeline::QuerySeeder(camera.queries));
@@ -260,12 +262,15 @@ void CameraWorker::track_and_publish(const pipeline::Frame& frame, std::vector<T
   govern(message.latency_ms);
 }
 
-// On the tracking thread, after a frame was published; a rung switch (which
-// builds the new rung's tracker) happens outside the stats lock. A file read
-// as fast as possible has no latency to keep: its frames wait in the queue by
-// design, so it stays on its first rung.
+// On the tracking thread, after a frame was published. A move the governor
+// asks for is built beside the rung in force (laddered_tracker.hpp); until it
+// took over, the governor is not asked again: it would judge the old rung's
+// frames as the new one's. A file read as fast as possible has no latency to
+// keep: its frames wait in the queue by design, so it stays on its first rung.
 void CameraWorker::govern(double latency_ms) {
   if (queue_overflow_blocks_) return;
+  follow_switch();
+  if (ladder_->switching()) return;
   const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
   const auto change = governor_->observe(latency_ms, now_s);
   {
@@ -273,10 +278,22 @@ void CameraWorker::govern(double latency_ms) {
     stats_.latency_percentile_ms = governor_->percentile_ms();
   }
   if (!change) return;
-  const std::string from(ladder_->name());
   std::string error;
-  if (!ladder_->switch_to(change->to, error)) {
-    log_->error("cannot move from rung {} to rung {}: {}", from, change->to, error);
+  if (!ladder_->begin_switch(change->to, error)) {
+    log_->error("cannot move from rung {} to rung {}: {}", ladder_->name(), change->to, error);
+    governor_->rung_failed(change->to, ladder_->rung(), now_s);
+    return;
+  }
+  switch_reason_ = change->reason;
+}
+
+void CameraWorker::follow_switch() {
+  const auto done = ladder_->take_switch();
+  if (!done) return;
+  if (!done->error.empty()) {
+    log_->error("cannot move from rung {} to rung {}: {}", ladder_->name(), done->to, done->error);
+    const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+    governor_->rung_failed(done->to, ladder_->rung(), now_s);
     return;
   }
   {
@@ -285,7 +302,8 @@ void CameraWorker::govern(double latency_ms) {
     note_rung_locked();
   }
   note_engine();
-  log_->warn("rung {} -> {}: {}", from, ladder_->name(), change->reason);
+  log_->warn("rung {} -> {}: {}", ladder_->name_of(done->from), ladder_->name(),
+             switch_reason_);
 }
 
 // A rung whose tracker failed was left by the ladder itself: one log line,

@@ -53,7 +53,7 @@ Runtime::~Runtime() { stop(); }
 // `limits`: the configuration's the camera starts under (a reload's, before it is in force).
 std::unique_ptr<CameraWorker> Runtime::make_worker(const config::CameraConfig& camera, const config::ControlLimits& limits) {
   FrameObserver observer = observers_ ? observers_(camera) : FrameObserver{};
-  auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, gate_, std::move(observer), &directory_);
+  auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, gate_, governor_peers_, std::move(observer), &directory_);
   worker->restore_points(points_state_.points(camera.name), static_cast<std::size_t>(limits.max_points_per_camera));
   worker->start();
   return worker;

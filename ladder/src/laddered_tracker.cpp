@@ -156,25 +156,30 @@ std::unique_ptr<LadderedTracker> LadderedTracker::make(const config::CameraConfi
   return tracker;
 }
 
-std::size_t LadderedTracker::capacity() const noexcept {
-  const int cap = rungs_[static_cast<std::size_t>(current_)].max_points;
+std::size_t LadderedTracker::capacity_of(int rung) const noexcept {
+  const int cap = rungs_[static_cast<std::size_t>(rung)].max_points;
   return cap > 0 ? static_cast<std::size_t>(cap) : Tracker::capacity();
 }
 
-float LadderedTracker::to_rung_x(float x) const {
-  return rescale_pixel(x, static_cast<float>(rungs_[static_cast<std::size_t>(current_)].width) / static_cast<float>(model_width_));
+std::size_t LadderedTracker::capacity() const noexcept { return capacity_of(current_); }
+
+float LadderedTracker::to_rung_x(float x, int rung) const {
+  return rescale_pixel(x, static_cast<float>(rungs_[static_cast<std::size_t>(rung)].width) / static_cast<float>(model_width_));
 }
 
-float LadderedTracker::to_rung_y(float y) const {
-  return rescale_pixel(y, static_cast<float>(rungs_[static_cast<std::size_t>(current_)].height) / static_cast<float>(model_height_));
+float LadderedTracker::to_rung_y(float y, int rung) const {
+  return rescale_pixel(y, static_cast<float>(rungs_[static_cast<std::size_t>(rung)].height) / static_cast<float>(model_height_));
 }
 
 void LadderedTracker::add_queries(std::span<const Query> queries) {
   unpushed_.insert(unpushed_.end(), queries.begin(), queries.end());  // a rung that takes over starts them too
+  if (build_) {
+    for (const Query& q : queries) added_while_building_.push_back(q.id);
+  }
   std::vector<Query> scaled(queries.begin(), queries.end());
   for (Query& q : scaled) {
-    q.x = to_rung_x(q.x);
-    q.y = to_rung_y(q.y);
+    q.x = to_rung_x(q.x, current_);
+    q.y = to_rung_y(q.y, current_);
   }
   try {
     tracker_->add_queries(scaled);
@@ -187,11 +192,15 @@ std::size_t LadderedTracker::remove_queries(std::span<const std::string> ids) {
   auto removed = [&](const auto& p) { return std::find(ids.begin(), ids.end(), p.id) != ids.end(); };
   std::erase_if(live_, removed);
   std::erase_if(unpushed_, removed);
+  if (build_) {
+    std::erase_if(added_while_building_, [&](const std::string& id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); });
+    removed_while_building_.insert(removed_while_building_.end(), ids.begin(), ids.end());
+  }
   return tracker_->remove_queries(ids);
 }
 
-ImageView LadderedTracker::rung_view(const ImageView& frame) {
-  const config::Rung& rung = rungs_[static_cast<std::size_t>(current_)];
+ImageView LadderedTracker::rung_view(const ImageView& frame, int rung_index) {
+  const config::Rung& rung = rungs_[static_cast<std::size_t>(rung_index)];
   if (rung.width == frame.width && rung.height == frame.height) return frame;
   const cv::Mat src(frame.height, frame.width, CV_8UC3, const_cast<std::uint8_t*>(frame.data), frame.stride);
   resized_.resize(static_cast<std::size_t>(rung.width) * rung.height * 3);
@@ -200,18 +209,33 @@ ImageView LadderedTracker::rung_view(const ImageView& frame) {
   return {resized_.data(), rung.width, rung.height, static_cast<std::size_t>(rung.width) * 3};
 }
 
+RungBuild::Frame LadderedTracker::rung_frame(const ImageView& frame, int rung) {
+  const ImageView view = rung_view(frame, rung);
+  RungBuild::Frame packed;
+  packed.width = view.width;
+  packed.height = view.height;
+  packed.rgb.resize(static_cast<std::size_t>(view.width) * view.height * 3);
+  for (int y = 0; y < view.height; ++y) {
+    std::copy_n(view.row(y), static_cast<std::size_t>(view.width) * 3,
+                packed.rgb.data() + static_cast<std::size_t>(y) * view.width * 3);
+  }
+  return packed;
+}
+
 Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept {
   try {
+    if (build_) adopt_build();
     last_frame_.resize(static_cast<std::size_t>(frame.width) * frame.height * 3);
     for (int y = 0; y < frame.height; ++y) {
       std::copy_n(frame.row(y), static_cast<std::size_t>(frame.width) * 3,
                   last_frame_.data() + static_cast<std::size_t>(y) * frame.width * 3);
     }
-    Status status = tracker_->push_frame(rung_view(frame), out);
+    Status status = tracker_->push_frame(rung_view(frame, current_), out);
     if (!status) {
       if (status.code() != Status::Code::bad_frame) fail_over(status.message());
       return status;
     }
+    if (build_) build_->push(rung_frame(frame, build_rung_));
     const config::Rung& rung = rungs_[static_cast<std::size_t>(current_)];
     const float sx = static_cast<float>(model_width_) / static_cast<float>(rung.width);
     const float sy = static_cast<float>(model_height_) / static_cast<float>(rung.height);
@@ -234,6 +258,7 @@ Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoin
 }
 
 void LadderedTracker::fail_over(const std::string& reason) noexcept {
+  build_.reset();  // the move in progress, if any, gives way to this one
   const int from = current_;
   failed_[static_cast<std::size_t>(from)] = reason.empty() ? "failed" : reason;
   std::string refused;
@@ -266,45 +291,113 @@ bool LadderedTracker::switch_to(int rung, std::string& error) {
   }
 }
 
+std::vector<Query> LadderedTracker::restart_points(int rung, std::vector<TrackPoint>& over_cap) const {
+  std::vector<Query> queries;
+  const std::size_t cap = capacity_of(rung);
+  auto start = [&](const std::string& id, float x, float y) {
+    if (queries.size() >= cap) {
+      over_cap.push_back({id, x, y, false, 0.f, true});
+    } else {
+      queries.push_back({id, to_rung_x(x, rung), to_rung_y(y, rung)});
+    }
+  };
+  for (const TrackPoint& p : live_) start(p.id, p.x, p.y);
+  for (const Query& q : unpushed_) start(q.id, q.x, q.y);
+  return queries;
+}
+
 bool LadderedTracker::switch_to_unguarded(int rung, std::string& error) {
+  build_.reset();
   if (rung < 0 || rung >= rungs() || rung == current_) return rung == current_;
   auto next = factory_(rungs_[static_cast<std::size_t>(rung)], error);
   if (!next) return false;
-  const int previous = current_;
-  current_ = rung;  // rung_view, capacity and to_rung_* speak of the new rung from here
-  try {
-    std::vector<Query> queries;
-    std::vector<TrackPoint> over_cap;
-    if (!last_frame_.empty()) {
-      // The new tracker sees the last frame and starts every live track where it was.
-      std::vector<TrackPoint> ignored;
-      const ImageView last{last_frame_.data(), model_width_, model_height_, static_cast<std::size_t>(model_width_) * 3};
-      const Status status = next->push_frame(rung_view(last), ignored);
-      if (!status) {
-        current_ = previous;
-        error = status.message();
-        return false;
-      }
+  if (!last_frame_.empty()) {
+    // The new tracker sees the last frame and starts every live track where it was.
+    std::vector<TrackPoint> ignored;
+    const ImageView last{last_frame_.data(), model_width_, model_height_, static_cast<std::size_t>(model_width_) * 3};
+    const Status status = next->push_frame(rung_view(last, rung), ignored);
+    if (!status) {
+      error = status.message();
+      return false;
     }
-    // Live tracks where they were, then points added since the last frame; over the cap: lost.
-    const std::size_t cap = capacity();
-    auto start = [&](const std::string& id, float x, float y) {
-      if (queries.size() >= cap) {
-        over_cap.push_back({id, x, y, false, 0.f, true});
-      } else {
-        queries.push_back({id, to_rung_x(x), to_rung_y(y)});
-      }
-    };
-    for (const TrackPoint& p : live_) start(p.id, p.x, p.y);
-    for (const Query& q : unpushed_) start(q.id, q.x, q.y);
-    next->add_queries(queries);
-    pending_lost_.insert(pending_lost_.end(), over_cap.begin(), over_cap.end());
-  } catch (...) {
-    current_ = previous;
-    throw;
   }
+  std::vector<TrackPoint> over_cap;
+  next->add_queries(restart_points(rung, over_cap));
+  pending_lost_.insert(pending_lost_.end(), over_cap.begin(), over_cap.end());
+  current_ = rung;  // rung_view, capacity and to_rung_* speak of the new rung from here
   tracker_ = std::move(next);
   return true;
 }
+
+bool LadderedTracker::begin_switch(int rung, std::string& error) {
+  if (rung < 0 || rung >= rungs()) {
+    error = "no rung " + std::to_string(rung);
+    return false;
+  }
+  if (!failed_[static_cast<std::size_t>(rung)].empty()) {
+    error = "it failed before: " + failed_[static_cast<std::size_t>(rung)];
+    return false;
+  }
+  build_.reset();
+  added_while_building_.clear();
+  removed_while_building_.clear();
+  over_built_cap_.clear();
+  if (rung == current_) return true;
+  RungBuild::Frame first;
+  if (!last_frame_.empty()) {
+    first = rung_frame({last_frame_.data(), model_width_, model_height_, static_cast<std::size_t>(model_width_) * 3},
+                       rung);
+  }
+  build_rung_ = rung;
+  build_ = std::make_unique<RungBuild>(
+      [factory = factory_, target = rungs_[static_cast<std::size_t>(rung)]](std::string& make_error) {
+        return factory(target, make_error);
+      },
+      std::move(first), restart_points(rung, over_built_cap_));
+  return true;
+}
+
+// At the start of a frame: the built tracker has seen every frame before it.
+// Points added meanwhile start where the rung in force last saw them.
+void LadderedTracker::adopt_build() {
+  if (build_->failed()) {
+    switch_ = Switch{current_, build_rung_, build_->error()};
+    build_.reset();
+    return;
+  }
+  std::unique_ptr<Tracker> built = build_->take();
+  if (!built) return;
+  build_.reset();
+  const int from = current_;
+  if (!removed_while_building_.empty()) built->remove_queries(removed_while_building_);
+  std::vector<Query> added;
+  const std::size_t room = capacity_of(build_rung_) > built->size() ? capacity_of(build_rung_) - built->size() : 0;
+  auto start = [&](const std::string& id, float x, float y) {
+    if (added.size() >= room) {
+      over_built_cap_.push_back({id, x, y, false, 0.f, true});
+    } else {
+      added.push_back({id, to_rung_x(x, build_rung_), to_rung_y(y, build_rung_)});
+    }
+  };
+  for (const std::string& id : added_while_building_) {
+    const auto live = std::find_if(live_.begin(), live_.end(), [&](const TrackPoint& p) { return p.id == id; });
+    const auto unpushed = std::find_if(unpushed_.begin(), unpushed_.end(), [&](const Query& q) { return q.id == id; });
+    if (unpushed != unpushed_.end()) {
+      start(id, unpushed->x, unpushed->y);
+    } else if (live != live_.end()) {
+      start(id, live->x, live->y);
+    }
+  }
+  built->add_queries(added);
+  pending_lost_.insert(pending_lost_.end(), over_built_cap_.begin(), over_built_cap_.end());
+  added_while_building_.clear();
+  removed_while_building_.clear();
+  over_built_cap_.clear();
+  current_ = build_rung_;
+  tracker_ = std::move(built);
+  switch_ = Switch{from, current_, ""};
+}
+
+std::optional<LadderedTracker::Switch> LadderedTracker::take_switch() { return std::exchange(switch_, std::nullopt); }
 
 }  // namespace edgetap::pipeline

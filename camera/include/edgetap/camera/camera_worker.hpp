@@ -46,10 +46,11 @@ class CameraWorker {
   // Makes the camera's tracker; when that fails (a bad model file, say) the
   // camera stays failed with the reason while the others run.
   // Cameras running the network on the CPU take turns at `gate` (its BLAS threads).
+  // The cameras' governors meet at `peers` (governor_peers.hpp).
   // What runs the rung in force is kept in `directory` (when given; it must
   // outlive the worker) from the start and after every rung change.
   CameraWorker(const config::CameraConfig& camera, pipeline::MessageSink* sink, pipeline::ModelCache& models,
-               pipeline::ComputeGate& gate, FrameObserver observer = {},
+               pipeline::ComputeGate& gate, pipeline::GovernorPeers& peers, FrameObserver observer = {},
                pipeline::CameraDirectory* directory = nullptr);
   ~CameraWorker();
   CameraWorker(const CameraWorker&) = delete;
@@ -102,12 +103,15 @@ class CameraWorker {
   pipeline::FrameQueue queue_;
   pipeline::Capture capture_;
   void govern(double latency_ms);
+  // The outcome of the governor's last move, once the new rung took over or could not.
+  void follow_switch();
 
   std::string tracker_error_;
   std::unique_ptr<pipeline::TrackSession> session_;  // null when the tracker could not be made
   pipeline::LadderedTracker* ladder_ = nullptr;       // the session's tracker
   std::unique_ptr<pipeline::LatencyGovernor> governor_;
   pipeline::ComputeGate& gate_;
+  std::string switch_reason_;  // why the governor asked for the rung being built
   pipeline::ModelCache& models_;
   pipeline::CameraDirectory* directory_;
   std::thread thread_;

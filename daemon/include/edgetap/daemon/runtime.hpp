@@ -77,6 +77,7 @@ class Runtime {
   OutputRouter router_;  // what every camera publishes to; outlives the outputs it routes to
   pipeline::ModelCache models_;  // networks shared by the cameras that use them
   pipeline::ComputeGate gate_;   // the cameras' turns at the compute device
+  pipeline::GovernorPeers governor_peers_;  // one rung change at a time, process-wide
   PointsState points_state_;
   std::unique_ptr<pipeline::Publisher> publisher_;
   std::unique_ptr<pipeline::MqttBridge> mqtt_;

@@ -10,6 +10,11 @@
 // and never used again: the ladder moves at once to the next rung below that
 // builds, keeping ids and positions, and take_failover() says so once. The
 // frame that failed is reported not tracked; the next one runs on the new rung.
+//
+// The governor's moves do not stop the camera: begin_switch builds the new
+// rung's tracker on a thread of its own (rung_build.hpp) while the rung in
+// force keeps tracking, and the new one takes over at the first frame after
+// it caught up, with the same ids and positions.
 #pragma once
 
 #include <functional>
@@ -19,6 +24,7 @@
 #include <vector>
 
 #include "edgetap/config/config.hpp"
+#include "edgetap/ladder/rung_build.hpp"
 #include "edgetap/ladder/tracker_factory.hpp"
 #include "edgetap/tracker.hpp"
 
@@ -59,12 +65,24 @@ class LadderedTracker final : public Tracker {
   Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override;
 
   int rungs() const noexcept { return static_cast<int>(rungs_.size()); }
+  std::string_view name_of(int rung) const { return names_.at(static_cast<std::size_t>(rung)); }
   int rung() const noexcept { return current_; }
   const config::Rung& current_rung() const noexcept { return rungs_[static_cast<std::size_t>(current_)]; }
   int stride() const noexcept { return rungs_[static_cast<std::size_t>(current_)].stride; }
   // Moves to `rung`, keeping ids and positions; false (staying put) with `error`
   // on failure, or for a rung that failed before.
   bool switch_to(int rung, std::string& error);
+  // Starts moving to `rung` without stopping the rung in force; take_switch()
+  // says when it took over or why it could not. false with `error`, staying
+  // put, for a rung out of range or one that failed before. A switch or
+  // fail-over meanwhile abandons it.
+  bool begin_switch(int rung, std::string& error);
+  bool switching() const noexcept { return build_ != nullptr; }
+  struct Switch {
+    int from = 0, to = 0;
+    std::string error;  // empty: `to` took over
+  };
+  std::optional<Switch> take_switch();
   // The last fail-over, once: which rung failed, why, and where the ladder went.
   struct Failover {
     int from = 0, to = 0;  // `to` == `from` when no rung below could take over
@@ -74,13 +92,20 @@ class LadderedTracker final : public Tracker {
 
  private:
   LadderedTracker(const config::CameraConfig& camera, std::vector<config::Rung> rungs, RungTrackerFactory factory);
-  ImageView rung_view(const ImageView& frame);
+  ImageView rung_view(const ImageView& frame, int rung);
+  RungBuild::Frame rung_frame(const ImageView& frame, int rung);
+  // Where every live track and every point added since the last frame starts on
+  // `rung` (its pixels); those over its cap go to `over_cap`.
+  std::vector<Query> restart_points(int rung, std::vector<TrackPoint>& over_cap) const;
+  // The built rung takes over when it has caught up; a failed build is reported.
+  void adopt_build();
   // Marks the rung in force failed and moves to the first rung below it that
   // builds; the Failover is kept for take_failover().
   void fail_over(const std::string& reason) noexcept;
   bool switch_to_unguarded(int rung, std::string& error);
-  float to_rung_x(float x) const;
-  float to_rung_y(float y) const;
+  std::size_t capacity_of(int rung) const noexcept;
+  float to_rung_x(float x, int rung) const;
+  float to_rung_y(float y, int rung) const;
 
   const int model_width_, model_height_;
   std::vector<config::Rung> rungs_;
@@ -95,6 +120,12 @@ class LadderedTracker final : public Tracker {
   std::vector<TrackPoint> pending_lost_;  // over a new rung's cap: reported with the next frame
   std::vector<std::string> failed_;       // per rung: why its tracker failed ("" = usable)
   std::optional<Failover> failover_;
+  // A rung being built by begin_switch, and what changed in the camera's points meanwhile.
+  std::unique_ptr<RungBuild> build_;
+  int build_rung_ = -1;
+  std::vector<std::string> added_while_building_, removed_while_building_;
+  std::vector<TrackPoint> over_built_cap_;
+  std::optional<Switch> switch_;
 };
 
 }  // namespace edgetap::pipeline

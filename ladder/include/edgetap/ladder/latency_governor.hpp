@@ -7,15 +7,19 @@
 // load right at the budget cannot make the governor oscillate. The first
 // `warmup_frames` frames after the start and after every change are not
 // judged: they pay the new rung's set-up, not its steady cost. A rung whose
-// tracker failed is never stepped up to again.
+// tracker failed is never stepped up (or down) to again. With `peers`, the
+// camera's changes are spaced from the other cameras' and its window starts
+// again after theirs (governor_peers.hpp).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "edgetap/config/config.hpp"
+#include "edgetap/ladder/governor_peers.hpp"
 
 namespace edgetap::pipeline {
 
@@ -26,12 +30,18 @@ class LatencyGovernor {
     std::string reason;
   };
 
-  LatencyGovernor(const config::GovernorSettings& settings, double budget_ms, int rungs);
+  // `peers` (may be null: the camera alone) must outlive the governor.
+  LatencyGovernor(const config::GovernorSettings& settings, double budget_ms, int rungs,
+                  GovernorPeers* peers = nullptr);
+  ~LatencyGovernor();
+  LatencyGovernor(const LatencyGovernor&) = delete;
+  LatencyGovernor& operator=(const LatencyGovernor&) = delete;
 
   // Records one frame's latency at time `now_s` (seconds, any monotonic origin).
   std::optional<Change> observe(double latency_ms, double now_s);
-  // The ladder left rung `failed` for `now_on` by itself (its tracker failed):
-  // follows it there and never steps up to `failed` again.
+  // The ladder left rung `failed` for `now_on` by itself (its tracker failed),
+  // or could not move to it (`now_on` is where it stayed): follows it there
+  // and never moves to `failed` again.
   void rung_failed(int failed, int now_on, double now_s);
   int rung() const noexcept { return rung_; }
   // The percentile over the current window (0 before any frame).
@@ -39,6 +49,11 @@ class LatencyGovernor {
 
  private:
   void move_to(int rung, double now_s);
+  void start_window();
+  // The first rung below the one in force whose tracker has not failed; -1 if none.
+  int rung_below() const;
+  // Whether the other cameras let this one change now (always, without peers).
+  bool may_change(double now_s);
 
   config::GovernorSettings settings_;
   double budget_ms_;
@@ -51,6 +66,9 @@ class LatencyGovernor {
   int warmup_left_ = 0;         // frames still to pass before judging the rung in force
   std::vector<int> failures_;   // per rung: times it was left for being over budget
   std::vector<bool> broken_;    // per rung: its tracker failed
+  GovernorPeers* peers_ = nullptr;
+  std::uint64_t peer_changes_seen_ = 0;
+  GovernorPeers::Ticket ticket_ = 0;  // this camera's place among the peers waiting to change
 };
 
 }  // namespace edgetap::pipeline
