@@ -12,6 +12,10 @@
 //       once; frames per second over all of them.
 //   profile  W2's frames after three warm ones between cudaProfilerStart and
 //       Stop, for `ncu --profile-from-start off` (bench/ncu_summary.py).
+//   memory  device memory (cudaMemGetInfo, so the memory pool's reserve
+//       counts) of published sessions as the daemon makes them, 1 to 4 of
+//       them at W2's point counts: after the session's set-up, its first
+//       frame (the support grid), the points, and 10 more frames.
 //   ceilings  the device's measured ceilings: a 1 GiB device-to-device copy
 //       (bytes read + written per second) and 8192^3 matrix products through
 //       the engine's own cuBLAS path (FP16 in, float accumulation; FP32).
@@ -19,7 +23,7 @@
 // so it builds on a bare GPU host. Frames are bench/texture_frame.hpp's.
 //
 // usage: edgetap-bench [--model FILE.safetensors] [--precision fp32|fp16|both]
-//          [--size N] [--runs R] [--workloads w1,w2,w3,profile,ceilings] [--w2-points P,P,...] [--w2-frames F]
+//          [--size N] [--runs R] [--workloads w1,w2,w3,profile,memory,ceilings] [--w2-points P,P,...] [--w2-frames F]
 //          [--cameras N,N,...]
 #include <algorithm>
 #include <chrono>
@@ -29,6 +33,7 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -301,12 +306,52 @@ void ceilings() {
   }
 }
 
+double used_mib() {
+  std::size_t free = 0, total = 0;
+  EDGETAP_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return static_cast<double>(total - free) / (1 << 20);
+}
+
+void memory(const engine::Network& net, const Options& o, backend::EngineKind kind, const char* precision) {
+  Clip clip;
+  for (int t = 0; t < 11; ++t) clip.push_back(bench::texture_frame(o.size, o.size, t));
+  for (int points : o.w2_points) {
+    {  // modules, handles' libraries and the pool's first blocks: the process's, not a camera's
+      const auto warm = backend::make_session(kind, net, 0);
+      time_frames(*warm, clip, o.size, points);
+    }
+    const double before = used_mib();
+    std::vector<std::unique_ptr<engine::TrackingSession>> sessions;
+    for (int camera = 1; camera <= 4; ++camera) {
+      const double start = used_mib();
+      sessions.push_back(backend::make_session(kind, net, 0));
+      const double built = used_mib();
+      engine::TrackingSession& session = *sessions.back();
+      check(session.push_frame(view(clip[0], o.size)));
+      const double first = used_mib();
+      session.add_tracks(grid(o.size, points));
+      const double added = used_mib();
+      for (std::size_t t = 1; t < clip.size(); ++t) check(session.push_frame(view(clip[t], o.size)));
+      const double streamed = used_mib();
+      std::printf("memory %s: %d points, camera %d: set-up %+.0f, first frame %+.0f, points %+.0f, 10 frames %+.0f "
+                  "= %+.0f MiB\n",
+                  precision, points, camera, built - start, first - built, added - first, streamed - added,
+                  streamed - start);
+    }
+    std::printf("memory %s: %d points: 4 cameras %.0f MiB over the warm process, %.0f per camera\n", precision, points,
+                used_mib() - before, (used_mib() - before) / 4);
+  }
+}
+
 template <class T>
 void run_precision(const engine::Network& net, const Options& o, const char* precision) {
   if (o.runs_workload("w1")) w1<T>(net, o, precision);
   if (o.runs_workload("w2")) w2<T>(net, o, precision);
   if (o.runs_workload("w3")) w3<T>(net, o, precision);
   if (o.runs_workload("profile")) profile<T>(net, o);
+  if (o.runs_workload("memory")) {
+    memory(net, o, std::is_same_v<T, float> ? backend::EngineKind::cuda_fp32 : backend::EngineKind::cuda_fp16, precision);
+  }
 }
 
 int run(int argc, char** argv) {

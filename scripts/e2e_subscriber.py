@@ -4,8 +4,9 @@ messages for a while and summarizes what a subscriber saw, from the messages'
 own fields. Per camera: messages, capture -> publish latency p50/p99
 (publish_us - capture_us), the rungs in force in order, whether every track
 alive before a rung change was alive after it, the longest gap between
-messages, and the messages per second before and after a given time (the
-fault's). Writes one JSON object to --out.
+messages, the messages per second before and after a given time (the
+fault's), and the latency p99 over the run's second half (once the governor
+had time to settle). Writes one JSON object to --out.
 
 usage: e2e_subscriber.py --socket PATH --seconds S --out FILE [--split-after S]
 """
@@ -48,7 +49,7 @@ class Camera:
         self.latency_ms.append((m["publish_us"] - m["capture_us"]) / 1000.0)
         self.publish_s.append(m["publish_us"] / 1e6)
 
-    def summary(self, split_s):
+    def summary(self, split_s, half_s):
         gaps = [b - a for a, b in zip(self.publish_s, self.publish_s[1:])]
         out = {
             "messages": len(self.publish_s),
@@ -58,6 +59,8 @@ class Camera:
             "ids_lost_at_rung_change": self.ids_lost_at_change,
             "longest_gap_s": max(gaps) if gaps else None,
             "seq_gaps": self.seq_gaps,
+            "latency_ms_p99_second_half": percentile(
+                [ms for ms, t in zip(self.latency_ms, self.publish_s) if t >= half_s], 99),
         }
         if self.publish_s:
             span = self.publish_s[-1] - self.publish_s[0]
@@ -109,7 +112,8 @@ def main():
             if m.get("type") != "tracks":
                 continue
             cameras.setdefault(m["camera"], Camera()).add(m)
-    result = {name: cam.summary(split) for name, cam in sorted(cameras.items())}
+    half = start + args.seconds / 2
+    result = {name: cam.summary(split, half) for name, cam in sorted(cameras.items())}
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
 

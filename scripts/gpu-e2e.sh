@@ -142,7 +142,7 @@ print(f"== {name}: {n} cameras; daemon GPU memory {mem or '?'} MiB")
 for cam, s in seen.items():
     st = stats.get(cam, {})
     line = (f"{cam}: {s['messages']} msgs, {s.get('fps') or 0:.1f} fps, latency p50 {s['latency_ms_p50']:.1f} "
-            f"p99 {s['latency_ms_p99']:.1f} ms, tracked {st.get('frames_tracked', '?')} of "
+            f"p99 {s['latency_ms_p99']:.1f} ms (second half {s.get('latency_ms_p99_second_half') or 0:.1f}), tracked {st.get('frames_tracked', '?')} of "
             f"{st.get('frames_captured', '?')} captured, rung changes {st.get('rung_changes', '?')} "
             f"(failures {st.get('rung_failures', '?')}), rungs {' -> '.join(s['rungs'])}, "
             f"longest gap {s['longest_gap_s']:.2f} s")

@@ -74,6 +74,13 @@ std::vector<config::Rung> default_ladder(const config::CameraConfig& camera, boo
   return ladder;
 }
 
+// The frame's rows, packed without padding into `rgb`.
+void pack_rows(const ImageView& frame, std::vector<std::uint8_t>& rgb) {
+  const std::size_t row = static_cast<std::size_t>(frame.width) * 3;
+  rgb.resize(row * static_cast<std::size_t>(frame.height));
+  for (int y = 0; y < frame.height; ++y) std::copy_n(frame.row(y), row, rgb.data() + row * static_cast<std::size_t>(y));
+}
+
 }  // namespace
 
 std::vector<config::Rung> resolve_ladder(const config::CameraConfig& camera, std::vector<std::string>& skipped) {
@@ -214,22 +221,14 @@ RungBuild::Frame LadderedTracker::rung_frame(const ImageView& frame, int rung) {
   RungBuild::Frame packed;
   packed.width = view.width;
   packed.height = view.height;
-  packed.rgb.resize(static_cast<std::size_t>(view.width) * view.height * 3);
-  for (int y = 0; y < view.height; ++y) {
-    std::copy_n(view.row(y), static_cast<std::size_t>(view.width) * 3,
-                packed.rgb.data() + static_cast<std::size_t>(y) * view.width * 3);
-  }
+  pack_rows(view, packed.rgb);
   return packed;
 }
 
 Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept {
   try {
     if (build_) adopt_build();
-    last_frame_.resize(static_cast<std::size_t>(frame.width) * frame.height * 3);
-    for (int y = 0; y < frame.height; ++y) {
-      std::copy_n(frame.row(y), static_cast<std::size_t>(frame.width) * 3,
-                  last_frame_.data() + static_cast<std::size_t>(y) * frame.width * 3);
-    }
+    pack_rows(frame, last_frame_);
     Status status = tracker_->push_frame(rung_view(frame, current_), out);
     if (!status) {
       if (status.code() != Status::Code::bad_frame) fail_over(status.message());
@@ -291,19 +290,24 @@ bool LadderedTracker::switch_to(int rung, std::string& error) {
   }
 }
 
-std::vector<Query> LadderedTracker::restart_points(int rung, std::vector<TrackPoint>& over_cap) const {
+std::vector<Query> LadderedTracker::start_points(const std::vector<Query>& points, int rung, std::size_t room,
+                                                std::vector<TrackPoint>& over_cap) const {
   std::vector<Query> queries;
-  const std::size_t cap = capacity_of(rung);
-  auto start = [&](const std::string& id, float x, float y) {
-    if (queries.size() >= cap) {
-      over_cap.push_back({id, x, y, false, 0.f, true});
+  for (const Query& p : points) {
+    if (queries.size() >= room) {
+      over_cap.push_back({p.id, p.x, p.y, false, 0.f, true});
     } else {
-      queries.push_back({id, to_rung_x(x, rung), to_rung_y(y, rung)});
+      queries.push_back({p.id, to_rung_x(p.x, rung), to_rung_y(p.y, rung)});
     }
-  };
-  for (const TrackPoint& p : live_) start(p.id, p.x, p.y);
-  for (const Query& q : unpushed_) start(q.id, q.x, q.y);
+  }
   return queries;
+}
+
+std::vector<Query> LadderedTracker::restart_points(int rung, std::vector<TrackPoint>& over_cap) const {
+  std::vector<Query> points;
+  for (const TrackPoint& p : live_) points.push_back({p.id, p.x, p.y});
+  points.insert(points.end(), unpushed_.begin(), unpushed_.end());
+  return start_points(points, rung, capacity_of(rung), over_cap);
 }
 
 bool LadderedTracker::switch_to_unguarded(int rung, std::string& error) {
@@ -369,26 +373,26 @@ void LadderedTracker::adopt_build() {
   if (!built) return;
   build_.reset();
   const int from = current_;
-  if (!removed_while_building_.empty()) built->remove_queries(removed_while_building_);
-  std::vector<Query> added;
-  const std::size_t room = capacity_of(build_rung_) > built->size() ? capacity_of(build_rung_) - built->size() : 0;
-  auto start = [&](const std::string& id, float x, float y) {
-    if (added.size() >= room) {
-      over_built_cap_.push_back({id, x, y, false, 0.f, true});
-    } else {
-      added.push_back({id, to_rung_x(x, build_rung_), to_rung_y(y, build_rung_)});
-    }
-  };
+  built->remove_queries(removed_while_building_);
+  std::vector<Query> points;
   for (const std::string& id : added_while_building_) {
     const auto live = std::find_if(live_.begin(), live_.end(), [&](const TrackPoint& p) { return p.id == id; });
     const auto unpushed = std::find_if(unpushed_.begin(), unpushed_.end(), [&](const Query& q) { return q.id == id; });
     if (unpushed != unpushed_.end()) {
-      start(id, unpushed->x, unpushed->y);
+      points.push_back(*unpushed);
     } else if (live != live_.end()) {
-      start(id, live->x, live->y);
+      points.push_back({id, live->x, live->y});
     }
   }
-  built->add_queries(added);
+  const std::size_t cap = capacity_of(build_rung_);
+  const std::vector<Query> added =
+      start_points(points, build_rung_, cap > built->size() ? cap - built->size() : 0, over_built_cap_);
+  try {
+    built->add_queries(added);
+  } catch (const std::exception& e) {  // the new rung failed, not the one in force
+    switch_ = Switch{from, build_rung_, std::string("adding the points added while it was built: ") + e.what()};
+    return;
+  }
   pending_lost_.insert(pending_lost_.end(), over_built_cap_.begin(), over_built_cap_.end());
   added_while_building_.clear();
   removed_while_building_.clear();

@@ -39,6 +39,8 @@ void RungBuild::run(const Make& make, Frame first, std::vector<Query> queries) {
     }
   } catch (const std::exception& e) {
     error = e.what();
+  } catch (...) {
+    error = "the rung's tracker threw a non-standard exception";
   }
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -61,6 +63,8 @@ void RungBuild::run(const Make& make, Frame first, std::vector<Query> queries) {
       if (!status) error = status.message();
     } catch (const std::exception& e) {
       error = e.what();
+    } catch (...) {
+      error = "the rung's tracker threw a non-standard exception";
     }
     lock.lock();
   }

@@ -355,7 +355,9 @@ struct CudaStreamingSession<T>::Impl {
     const int n = static_cast<int>(pts.size());
     if (n == 0) return {};
     DeviceSetupSection setup;
-    if (n > capacity - alive_count) reserve(std::max(2 * capacity, alive_count + n));
+    // A quarter more than the last capacity, at least: the cross-track scores grow with its
+    // square, so doubling for one added point would take 4x their memory.
+    if (n > capacity - alive_count) reserve(std::max(capacity + capacity / 4 + 1, alive_count + n));
     std::vector<int> handles;
     for (int i = 0; i < n; ++i) {
       int handle;

@@ -97,6 +97,9 @@ class LadderedTracker final : public Tracker {
   // Where every live track and every point added since the last frame starts on
   // `rung` (its pixels); those over its cap go to `over_cap`.
   std::vector<Query> restart_points(int rung, std::vector<TrackPoint>& over_cap) const;
+  // `points` (model pixels) as queries at `rung`'s pixels, at most `room` of them; the rest lost, into `over_cap`.
+  std::vector<Query> start_points(const std::vector<Query>& points, int rung, std::size_t room,
+                                  std::vector<TrackPoint>& over_cap) const;
   // The built rung takes over when it has caught up; a failed build is reported.
   void adopt_build();
   // Marks the rung in force failed and moves to the first rung below it that
