@@ -15,22 +15,16 @@
 #include "edgetap/tracking/klt_tracker.hpp"
 #include "edgetap/ladder/laddered_tracker.hpp"
 #include "edgetap/ladder/latency_governor.hpp"
+#include "support/ladder_fixtures.hpp"
 #include "support/textures.hpp"
 
 using namespace edgetap;
 using namespace std::chrono_literals;
+using test::camera_at;
+using test::quick_governor;
+using test::rung;
 
 namespace {
-
-config::GovernorSettings quick_governor() {
-  config::GovernorSettings g;
-  g.window = 10;
-  g.down_after = 5;
-  g.up_after = 30;
-  g.min_dwell_s = 0;
-  g.warmup_frames = 0;
-  return g;
-}
 
 // A tracker that costs a controlled time per frame and leaves points where they are.
 class SleepingTracker final : public Tracker {
@@ -77,20 +71,6 @@ class FailingTracker final : public Tracker {
   int frames_ = 0;
   std::vector<Query> points_;
 };
-
-config::CameraConfig camera_at(int size) {
-  config::CameraConfig c;
-  c.model_width = c.model_height = size;
-  return c;
-}
-
-config::Rung rung(int size, int max_points = 0) {
-  config::Rung r;
-  r.tracker = config::TrackerKind::klt;
-  r.width = r.height = size;
-  r.max_points = max_points;
-  return r;
-}
 
 }  // namespace
 

@@ -14,10 +14,14 @@
 #include "edgetap/ladder/governor_peers.hpp"
 #include "edgetap/ladder/laddered_tracker.hpp"
 #include "edgetap/ladder/latency_governor.hpp"
+#include "support/ladder_fixtures.hpp"
 #include "support/textures.hpp"
 
 using namespace edgetap;
 using namespace std::chrono_literals;
+using test::camera_at;
+using test::quick_governor;
+using test::rung;
 
 namespace {
 
@@ -68,29 +72,6 @@ class Gate {
   std::condition_variable open_cv_;
   bool open_ = false;
 };
-
-config::CameraConfig camera_at(int size) {
-  config::CameraConfig c;
-  c.model_width = c.model_height = size;
-  return c;
-}
-
-config::Rung rung(int size) {
-  config::Rung r;
-  r.tracker = config::TrackerKind::klt;
-  r.width = r.height = size;
-  return r;
-}
-
-config::GovernorSettings quick_governor() {
-  config::GovernorSettings g;
-  g.window = 10;
-  g.down_after = 5;
-  g.up_after = 30;
-  g.min_dwell_s = 0;
-  g.warmup_frames = 0;
-  return g;
-}
 
 const TrackPoint* find(const std::vector<TrackPoint>& out, const std::string& id) {
   for (const TrackPoint& p : out) {
