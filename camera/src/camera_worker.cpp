@@ -210,6 +210,7 @@ void CameraWorker::track_and_publish(const pipeline::Frame& frame, std::vector<T
     status = session_->process(frame, points);
     tracker_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   }
+  follow_switch();  // before the message that names the new rung goes out
   if (follow_failover("frame " + std::to_string(frame.index))) {
     if (!status) return;  // the fail-over's line says why this frame is not tracked
   }
@@ -268,9 +269,7 @@ void CameraWorker::track_and_publish(const pipeline::Frame& frame, std::vector<T
 // frames as the new one's. A file read as fast as possible has no latency to
 // keep: its frames wait in the queue by design, so it stays on its first rung.
 void CameraWorker::govern(double latency_ms) {
-  if (queue_overflow_blocks_) return;
-  follow_switch();
-  if (ladder_->switching()) return;
+  if (queue_overflow_blocks_ || ladder_->switching()) return;
   const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
   const auto change = governor_->observe(latency_ms, now_s);
   {

@@ -51,11 +51,13 @@ Runtime::Runtime(config::Config config, ObserverFactory observers)
 Runtime::~Runtime() { stop(); }
 
 // `limits`: the configuration's the camera starts under (a reload's, before it is in force).
+// Not started: the callers make every new camera's tracker first (its GPU set-up takes the
+// device alone, device_setup.hpp), then start them, so that no new camera streams while
+// another is still being set up (the first camera of a start dropped 5-8 frames so).
 std::unique_ptr<CameraWorker> Runtime::make_worker(const config::CameraConfig& camera, const config::ControlLimits& limits) {
   FrameObserver observer = observers_ ? observers_(camera) : FrameObserver{};
   auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, gate_, governor_peers_, std::move(observer), &directory_);
   worker->restore_points(points_state_.points(camera.name), static_cast<std::size_t>(limits.max_points_per_camera));
-  worker->start();
   return worker;
 }
 
@@ -69,6 +71,7 @@ bool Runtime::start(std::string& error) {
   const pipeline::GpuWarmUp warm_up = pipeline::warm_up_gpu(config_.cameras, models_);
   if (warm_up.tracker) make_logger("daemon")->info("GPU warmed up before the cameras start: {:.0f} ms", warm_up.ms);
   for (const config::CameraConfig& camera : config_.cameras) workers_.push_back(make_worker(camera, config_.control.limits));
+  for (const auto& worker : workers_) worker->start();
   return true;
 }
 
@@ -117,6 +120,7 @@ bool Runtime::apply(config::Config next, ReloadSummary& summary, std::string& er
   // Another state file is read afresh: cameras made from here on restore what it holds.
   if (next.control.state_file != points_state_.path()) points_state_.open(next.control.state_file);
   std::vector<std::unique_ptr<CameraWorker>> workers;
+  std::vector<CameraWorker*> made;
   for (const config::CameraConfig& camera : next.cameras) {
     auto it = std::find_if(workers_.begin(), workers_.end(),
                            [&](const auto& w) { return w && w->name() == camera.name; });
@@ -133,7 +137,9 @@ bool Runtime::apply(config::Config next, ReloadSummary& summary, std::string& er
       summary.started.push_back(camera.name);
     }
     workers.push_back(make_worker(camera, next.control.limits));
+    made.push_back(workers.back().get());
   }
+  for (CameraWorker* worker : made) worker->start();
   for (auto& worker : workers_) {
     if (!worker) continue;
     summary.stopped.push_back(worker->name());
