@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "edgetap/backend/engine_choice.hpp"
@@ -180,6 +182,9 @@ float LadderedTracker::to_rung_y(float y, int rung) const {
 
 void LadderedTracker::add_queries(std::span<const Query> queries) {
   unpushed_.insert(unpushed_.end(), queries.begin(), queries.end());  // a rung that takes over starts them too
+  std::erase_if(held_, [&](const TrackPoint& h) {
+    return std::any_of(queries.begin(), queries.end(), [&](const Query& q) { return q.id == h.id; });
+  });
   if (build_) {
     for (const Query& q : queries) added_while_building_.push_back(q.id);
   }
@@ -199,11 +204,12 @@ std::size_t LadderedTracker::remove_queries(std::span<const std::string> ids) {
   auto removed = [&](const auto& p) { return std::find(ids.begin(), ids.end(), p.id) != ids.end(); };
   std::erase_if(live_, removed);
   std::erase_if(unpushed_, removed);
+  const std::size_t held_removed = std::erase_if(held_, removed);
   if (build_) {
     std::erase_if(added_while_building_, [&](const std::string& id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); });
     removed_while_building_.insert(removed_while_building_.end(), ids.begin(), ids.end());
   }
-  return tracker_->remove_queries(ids);
+  return tracker_->remove_queries(ids) + held_removed;
 }
 
 ImageView LadderedTracker::rung_view(const ImageView& frame, int rung_index) {
@@ -244,6 +250,7 @@ Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoin
     }
     out.insert(out.end(), pending_lost_.begin(), pending_lost_.end());
     pending_lost_.clear();
+    if (holds_tracks()) hold_given_up(out);
     unpushed_.clear();
     live_.clear();
     for (const TrackPoint& p : out) {
@@ -254,6 +261,30 @@ Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoin
     fail_over(e.what());
     return Status::error(Status::Code::internal, std::string("ladder: ") + e.what());
   }
+}
+
+// A track the rung in force reported lost, or stopped reporting (one that a
+// rung lost while it caught up), is held where it was last seen; every held
+// track is reported occluded, with its id, until a rung change restarts it.
+void LadderedTracker::hold_given_up(std::vector<TrackPoint>& out) {
+  std::unordered_set<std::string_view> reported;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    TrackPoint& p = out[i];
+    if (p.lost) {
+      held_.push_back({std::move(p.id), p.x, p.y, false, 0.f, false});
+      continue;
+    }
+    if (kept != i) out[kept] = std::move(p);
+    reported.insert(out[kept].id);
+    ++kept;
+  }
+  out.resize(kept);
+  for (const TrackPoint& h : held_) reported.insert(h.id);
+  for (const TrackPoint& p : live_) {
+    if (!reported.contains(p.id)) held_.push_back({p.id, p.x, p.y, false, 0.f, false});
+  }
+  out.insert(out.end(), held_.begin(), held_.end());
 }
 
 void LadderedTracker::fail_over(const std::string& reason) noexcept {
@@ -328,6 +359,7 @@ bool LadderedTracker::switch_to_unguarded(int rung, std::string& error) {
   std::vector<TrackPoint> over_cap;
   next->add_queries(restart_points(rung, over_cap));
   pending_lost_.insert(pending_lost_.end(), over_cap.begin(), over_cap.end());
+  held_.clear();  // restarted on the new rung with the live tracks
   current_ = rung;  // rung_view, capacity and to_rung_* speak of the new rung from here
   tracker_ = std::move(next);
   return true;
@@ -394,6 +426,7 @@ void LadderedTracker::adopt_build() {
     return;
   }
   pending_lost_.insert(pending_lost_.end(), over_built_cap_.begin(), over_built_cap_.end());
+  held_.clear();  // the built rung started them; those it lost while catching up are held again
   added_while_building_.clear();
   removed_while_building_.clear();
   over_built_cap_.clear();

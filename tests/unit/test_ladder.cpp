@@ -1,10 +1,12 @@
 // The degradation ladder under injected load: the governor on synthetic
-// latencies, rung switches keeping ids and positions, point caps, and two
-// cameras sharing the compute gate where only the overloaded one steps down.
+// latencies, rung switches keeping ids and positions, point caps and tracks a
+// rung gives up (held, not lost), and two cameras sharing the compute gate
+// where only the overloaded one steps down.
 #include <gtest/gtest.h>
 
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <set>
@@ -43,6 +45,37 @@ class SleepingTracker final : public Tracker {
 
  private:
   std::chrono::milliseconds cost_;
+  std::vector<Query> points_;
+};
+
+// A tracker that gives one track up at frame `at` (counting from 0): reports it
+// lost once (`says_lost`) or simply stops reporting it; the others stay put.
+class GivingUpTracker final : public Tracker {
+ public:
+  GivingUpTracker(std::string id, int at, bool says_lost) : id_(std::move(id)), at_(at), says_lost_(says_lost) {}
+  std::string_view name() const noexcept override { return "giving-up"; }
+  void add_queries(std::span<const Query> q) override { points_.insert(points_.end(), q.begin(), q.end()); }
+  std::size_t remove_queries(std::span<const std::string>) override { return 0; }
+  std::size_t size() const noexcept override { return points_.size(); }
+  Status push_frame(const ImageView&, std::vector<TrackPoint>& out) noexcept override {
+    out.clear();
+    const bool giving_up = frames_++ == at_;
+    for (const Query& q : points_) {
+      if (q.id != id_ || !giving_up) {
+        out.push_back({q.id, q.x, q.y, true, 1.f, false});
+      } else if (says_lost_) {
+        out.push_back({q.id, q.x, q.y, false, 0.f, true});
+      }
+    }
+    if (giving_up) std::erase_if(points_, [&](const Query& q) { return q.id == id_; });
+    return Status::ok();
+  }
+
+ private:
+  std::string id_;
+  int at_;
+  bool says_lost_;
+  int frames_ = 0;
   std::vector<Query> points_;
 };
 
@@ -162,7 +195,7 @@ TEST(Ladder, SwitchingRungsKeepsIdsAndPositions) {
   }
 }
 
-TEST(Ladder, ALowerPointCapReportsTheExcessLostOnce) {
+TEST(Ladder, ALowerPointCapHoldsTheExcessOccludedUntilARungHasRoom) {
   std::string error;
   auto ladder = pipeline::LadderedTracker::make(
       camera_at(64), {rung(64), rung(64, 10)},
@@ -176,12 +209,77 @@ TEST(Ladder, ALowerPointCapReportsTheExcessLostOnce) {
   ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
   ASSERT_TRUE(ladder->switch_to(1, error)) << error;
   EXPECT_EQ(ladder->capacity(), 10u);
+  for (int t = 0; t < 2; ++t) {
+    ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+    ASSERT_EQ(out.size(), 25u) << "frame " << t;
+    EXPECT_EQ(std::count_if(out.begin(), out.end(), [](const TrackPoint& p) { return p.lost; }), 0);
+    EXPECT_EQ(std::count_if(out.begin(), out.end(), [](const TrackPoint& p) { return !p.visible; }), 15);
+  }
+  ASSERT_TRUE(ladder->switch_to(0, error)) << error;  // room again: every held track restarts
   ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
-  const auto lost = std::count_if(out.begin(), out.end(), [](const TrackPoint& p) { return p.lost; });
-  EXPECT_EQ(lost, 15);
-  EXPECT_EQ(out.size(), 25u);
+  ASSERT_EQ(out.size(), 25u);
+  for (const TrackPoint& p : out) {
+    EXPECT_TRUE(p.visible) << p.id;
+    const int i = std::stoi(p.id.substr(1));
+    EXPECT_NEAR(p.x, 1.f * i, 1e-4) << p.id;
+  }
+}
+
+TEST(Ladder, ATrackTheRungGivesUpIsHeldWhereItWasAndRestartedByTheNextRung) {
+  for (const bool says_lost : {true, false}) {  // reported lost, or no longer reported at all
+    std::string error;
+    int built = 0;
+    auto ladder = pipeline::LadderedTracker::make(
+        camera_at(64), {rung(64), rung(64)},
+        [&](const config::Rung&, std::string&) -> std::unique_ptr<Tracker> {
+          if (built++ == 0) return std::make_unique<GivingUpTracker>("b", 1, says_lost);
+          return std::make_unique<SleepingTracker>(0ms);
+        },
+        error);
+    ASSERT_TRUE(ladder) << error;
+    ladder->add_queries(std::vector<Query>{{"a", 10.f, 12.f}, {"b", 30.f, 40.f}});
+    const test::NetworkLessFrame frame(64);
+    std::vector<TrackPoint> out;
+    auto find = [&](const std::string& id) {
+      return std::find_if(out.begin(), out.end(), [&](const TrackPoint& p) { return p.id == id; });
+    };
+    ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+    for (int t = 1; t <= 2; ++t) {
+      ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+      ASSERT_EQ(out.size(), 2u) << "frame " << t;
+      const auto b = find("b");
+      ASSERT_NE(b, out.end());
+      EXPECT_FALSE(b->lost);
+      EXPECT_FALSE(b->visible);
+      EXPECT_EQ(b->confidence, 0.f);
+      EXPECT_NEAR(b->x, 30.f, 1e-4);
+      EXPECT_NEAR(b->y, 40.f, 1e-4);
+    }
+    EXPECT_EQ(ladder->size(), 2u);
+    ASSERT_TRUE(ladder->switch_to(1, error)) << error;
+    ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_TRUE(find("b")->visible) << "restarted where it was held";
+    EXPECT_NEAR(find("b")->x, 30.f, 1e-4);
+  }
+}
+
+TEST(Ladder, ALadderOfOneRungReportsATrackItGivesUpLostOnce) {
+  std::string error;
+  auto ladder = pipeline::LadderedTracker::make(
+      camera_at(64), {rung(64)},
+      [](const config::Rung&, std::string&) { return std::make_unique<GivingUpTracker>("b", 1, true); }, error);
+  ASSERT_TRUE(ladder) << error;
+  ladder->add_queries(std::vector<Query>{{"a", 10.f, 12.f}, {"b", 30.f, 40.f}});
+  const test::NetworkLessFrame frame(64);
+  std::vector<TrackPoint> out;
   ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
-  EXPECT_EQ(out.size(), 10u);  // reported once, then gone
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[1].lost);
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, "a");
 }
 
 TEST(Ladder, TwoCamerasShareTheGateAndOnlyTheOverloadedOneStepsDown) {

@@ -2,8 +2,11 @@
 // force, frames resized to the rung's size, coordinates kept in the camera's
 // model-size pixels. Switching rungs keeps every track's id and position: the
 // new rung's tracker sees the last frame again and starts each live track
-// where it was. Tracks over a lower rung's point cap are reported lost (once),
-// never dropped silently.
+// where it was. A track a rung gives up (klt's forward-backward check, a lower
+// rung's point cap, one lost while a new rung caught up) is held: reported
+// occluded where it was last seen, with its id, and restarted by the next rung
+// that takes over. A ladder of one rung has nowhere to restart it: there the
+// track is reported lost, once.
 //
 // A rung whose tracker fails (an error other than a bad frame, or an
 // exception: a CUDA fault, an allocation that cannot be made) is marked failed
@@ -60,7 +63,7 @@ class LadderedTracker final : public Tracker {
   std::string_view name() const noexcept override { return names_[static_cast<std::size_t>(current_)]; }
   void add_queries(std::span<const Query> queries) override;
   std::size_t remove_queries(std::span<const std::string> ids) override;
-  std::size_t size() const noexcept override { return tracker_->size(); }
+  std::size_t size() const noexcept override { return tracker_->size() + held_.size(); }
   std::size_t capacity() const noexcept override;
   Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override;
 
@@ -102,6 +105,9 @@ class LadderedTracker final : public Tracker {
                                   std::vector<TrackPoint>& over_cap) const;
   // The built rung takes over when it has caught up; a failed build is reported.
   void adopt_build();
+  bool holds_tracks() const noexcept { return rungs() > 1; }
+  // Moves the tracks the rung in force gave up in `out` to held_, and reports every held one.
+  void hold_given_up(std::vector<TrackPoint>& out);
   // Marks the rung in force failed and moves to the first rung below it that
   // builds; the Failover is kept for take_failover().
   void fail_over(const std::string& reason) noexcept;
@@ -121,6 +127,7 @@ class LadderedTracker final : public Tracker {
   std::vector<TrackPoint> live_;          // model pixels, after the last frame
   std::vector<Query> unpushed_;           // model pixels, added since the last frame
   std::vector<TrackPoint> pending_lost_;  // over a new rung's cap: reported with the next frame
+  std::vector<TrackPoint> held_;          // model pixels: given up by the rung in force, reported occluded
   std::vector<std::string> failed_;       // per rung: why its tracker failed ("" = usable)
   std::optional<Failover> failover_;
   // A rung being built by begin_switch, and what changed in the camera's points meanwhile.
