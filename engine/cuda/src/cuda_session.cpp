@@ -25,6 +25,21 @@ namespace k = edgetap::kernels::cuda;
 
 namespace {
 
+// The most the cross-track attention's scores and probabilities take at once: past
+// it they are computed a block of rows at a time (the same products, more of them).
+// At 1,024 points + the support grid, edgetap-large FP16: 16 instead of 78 MB.
+constexpr std::size_t kCrossScoreBytes = std::size_t{16} << 20;
+constexpr int kCrossRowMultiple = 32;
+
+// Rows of the [heads][rows][capacity] scores computed at once: all of them while
+// they fit kCrossScoreBytes, else the most that fit, a multiple of kCrossRowMultiple.
+int cross_track_rows(int heads, int capacity, std::size_t bytes_per_score) {
+  const std::size_t per_row = static_cast<std::size_t>(heads) * capacity * bytes_per_score;
+  const auto fit = static_cast<int>(kCrossScoreBytes / per_row);
+  if (fit >= capacity) return capacity;
+  return std::max(kCrossRowMultiple, fit / kCrossRowMultiple * kCrossRowMultiple);
+}
+
 void check_model_fits(const engine::ModelConfig& c) {
   if (c.levels() > k::kMaxLevels) throw std::invalid_argument("the CUDA engine takes at most 5 pyramid levels");
   if (c.window > k::kMaxWindow) throw std::invalid_argument("the CUDA engine takes a window of at most 32 frames");
@@ -92,10 +107,11 @@ struct CudaStreamingSession<T>::Impl {
     qkv.resize(cap * 3 * width, stream);
     attended.resize(cap * width, stream);
     head_acc.resize(cap * 4, stream);
-    if (!c.cross_after.empty()) {  // the cross-track attention's [heads][S][S] scores
+    if (!c.cross_after.empty()) {  // the cross-track attention's [heads][rows][S] scores
       qkv_t.resize(cap * 3 * width, stream);
-      scores.resize(static_cast<std::size_t>(c.heads) * cap * cap, stream);
-      probs.resize(static_cast<std::size_t>(c.heads) * cap * cap, stream);
+      cross_rows = cross_track_rows(c.heads, cap_, sizeof(float) + sizeof(T));
+      scores.resize(static_cast<std::size_t>(c.heads) * cross_rows * cap, stream);
+      probs.resize(static_cast<std::size_t>(c.heads) * cross_rows * cap, stream);
     }
     slots_host.resize(cap);
     points_host.resize(cap);
@@ -198,13 +214,19 @@ struct CudaStreamingSession<T>::Impl {
       k::take_values(qkv.data(), cw.qkv.bias.data(), S, width, attended.data(), stream);
     } else {
       k::bias_activation(qkv.data(), cw.qkv.bias.data(), S, 3 * width, /*gelu=*/false, qkv_t.data(), stream);
-      const long long ss = static_cast<long long>(S) * S;
-      // scores_h = Q_h K_h^T, then P_h = softmax(scores_h / sqrt(dh)), O_h = P_h V_h, heads as a batch.
-      blas.gemm_nt_batched<T>(S, S, dh, qkv_t.data(), 3 * width, dh, qkv_t.data() + width, 3 * width, dh,
-                              scores.data(), S, ss, heads);
-      k::softmax_rows(scores.data(), heads * S, S, 1.f / std::sqrt(static_cast<float>(dh)), probs.data(), stream);
-      blas.gemm_nn_batched<T>(S, dh, S, probs.data(), S, ss, qkv_t.data() + 2 * width, 3 * width, dh,
-                              attended.data(), width, dh, heads);
+      // Per block of query rows: scores_h = Q_h K_h^T, then P_h = softmax(scores_h / sqrt(dh)),
+      // O_h = P_h V_h, heads as a batch.
+      const int rows_at_once = std::min(S, cross_rows);
+      for (int r0 = 0; r0 < S; r0 += rows_at_once) {
+        const int rows = std::min(rows_at_once, S - r0);
+        const long long rs = static_cast<long long>(rows) * S;
+        const T* q = qkv_t.data() + static_cast<std::size_t>(r0) * 3 * width;
+        blas.gemm_nt_batched<T>(rows, S, dh, q, 3 * width, dh, qkv_t.data() + width, 3 * width, dh, scores.data(), S,
+                                rs, heads);
+        k::softmax_rows(scores.data(), heads * rows, S, 1.f / std::sqrt(static_cast<float>(dh)), probs.data(), stream);
+        blas.gemm_nn_batched<T>(rows, dh, S, probs.data(), S, rs, qkv_t.data() + 2 * width, 3 * width, dh,
+                                attended.data() + static_cast<std::size_t>(r0) * width, width, dh, heads);
+      }
     }
     linear(cw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
     return cw.proj.bias.data();
@@ -418,6 +440,7 @@ struct CudaStreamingSession<T>::Impl {
   const std::vector<engine::CorrelationRead> reads;  // the correlation reads, in corr1's input order
   const int iters;
   int capacity = 0;
+  int cross_rows = 0;  // cross-track score rows computed at once (cross_track_rows)
   CudaStream owned_stream;  // before every buffer: destroyed after them
   cudaStream_t stream = nullptr;
   CudaEncoder<T> encoder;

@@ -9,6 +9,7 @@
 
 #include <cuda_fp16.h>
 
+#include <atomic>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -18,6 +19,13 @@
 #include "edgetap/kernels/cuda/check.hpp"
 
 namespace edgetap::gpu {
+
+// Bytes held by the process's DeviceBuffers: what the engine asked for, beside
+// what cudaMemGetInfo shows (the libraries' own memory, the pool's reserve).
+inline std::atomic<std::size_t>& device_buffer_bytes() {
+  static std::atomic<std::size_t> bytes{0};
+  return bytes;
+}
 
 template <class T>
 class DeviceBuffer {
@@ -50,6 +58,7 @@ class DeviceBuffer {
     EDGETAP_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), stream));
     count_ = count;
     stream_ = stream;
+    device_buffer_bytes() += bytes();
   }
   // Like resize, but the first size() elements survive: copied on `stream`,
   // which must be the stream that uses the buffer; nothing waits for the device.
@@ -68,7 +77,10 @@ class DeviceBuffer {
 
  private:
   void release() noexcept {
-    if (ptr_ != nullptr) cudaFreeAsync(ptr_, stream_);
+    if (ptr_ != nullptr) {
+      cudaFreeAsync(ptr_, stream_);
+      device_buffer_bytes() -= bytes();
+    }
     ptr_ = nullptr;
     count_ = 0;
   }
