@@ -97,6 +97,24 @@ gpu_memory_mib() {  # the daemon's GPU memory (MiB), or "" where nvidia-smi cann
     awk -F', ' -v pid="$1" '$1 == pid { print $2 }'
 }
 
+cpu_load() {  # cpu_load PID SECONDS: the host's busy share and the process's cores over SECONDS
+  python3 - "$1" "$2" <<'PY'
+import os, sys, time
+pid, seconds = sys.argv[1], float(sys.argv[2])
+def host():
+    f = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+    return sum(f), f[3] + f[4]  # all, idle + iowait
+def proc():
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])  # utime + stime
+(t0, i0), p0 = host(), proc()
+time.sleep(seconds)
+(t1, i1), p1 = host(), proc()
+hz, cores = os.sysconf("SC_CLK_TCK"), os.cpu_count()
+print(f"host CPU busy {100 * (1 - (i1 - i0) / (t1 - t0)):.0f}% of {cores} cores, edgetapd {(p1 - p0) / hz / seconds:.1f} cores")
+PY
+}
+
 control() {  # control REQUEST: one request on the control socket, the reply on stdout
   python3 - "$work/control.sock" "$1" <<'PY'
 import socket, sys, time
@@ -128,6 +146,7 @@ scenario() {
   local second=$!
   sleep $((seconds / 2))
   gpu_memory_mib "$pid" >"$work/gpu-mib.txt" || true
+  cpu_load "$pid" 5 >"$work/cpu.txt" 2>/dev/null || true
   wait "$first" "$second" || true
   control '{"cmd": "stats"}' >"$work/stats.json" || true
   kill -TERM "$pid" 2>/dev/null || true
@@ -138,12 +157,14 @@ work, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 seen = json.load(open(f"{work}/seen.json"))
 stats = {c["name"]: c for c in json.load(open(f"{work}/stats.json")).get("cameras", [])}
 mem = open(f"{work}/gpu-mib.txt").read().strip()
-print(f"== {name}: {n} cameras; daemon GPU memory {mem or '?'} MiB")
+cpu = open(f"{work}/cpu.txt").read().strip()
+print(f"== {name}: {n} cameras; daemon GPU memory {mem or '?'} MiB; mid-run {cpu or 'CPU load unknown'}")
 for cam, s in seen.items():
     st = stats.get(cam, {})
     line = (f"{cam}: {s['messages']} msgs, {s.get('fps') or 0:.1f} fps, latency p50 {s['latency_ms_p50']:.1f} "
             f"p99 {s['latency_ms_p99']:.1f} ms (second half {s.get('latency_ms_p99_second_half') or 0:.1f}), tracked {st.get('frames_tracked', '?')} of "
-            f"{st.get('frames_captured', '?')} captured, rung changes {st.get('rung_changes', '?')} "
+            f"{st.get('frames_captured', '?')} captured ({st.get('queue_drops', '?')} dropped, {st.get('frames_strided', '?')} strided), "
+            f"tracker {st.get('tracker_ms_mean', 0):.1f} ms, rung changes {st.get('rung_changes', '?')} "
             f"(failures {st.get('rung_failures', '?')}), rungs {' -> '.join(s['rungs'])}, "
             f"longest gap {s['longest_gap_s']:.2f} s")
     if s["ids_lost_at_rung_change"]:

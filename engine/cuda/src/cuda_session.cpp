@@ -277,7 +277,7 @@ struct CudaStreamingSession<T>::Impl {
       timer.reset(profiling);
       enqueue_frame(S, frame.height, frame.width);
     }
-    EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    owned_stream.wait();
     if (profiling) profile = timer.profile();
     read_estimates(S);
   }
@@ -409,7 +409,7 @@ struct CudaStreamingSession<T>::Impl {
     timer.reset(false);
     enqueue_step(n, true);
     download_estimates();
-    EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    owned_stream.wait();
     read_estimates(n);
     return handles;
   }

@@ -71,7 +71,7 @@ void CudaTemplateAligner::set_frame(const ImageView& frame) {
   }
   const std::size_t row = 3 * static_cast<std::size_t>(frame.width);
   const std::size_t bytes = row * static_cast<std::size_t>(frame.height);
-  EDGETAP_CUDA_CHECK(cudaStreamSynchronize(m.stream));  // the last frame's copy has left the pinned buffer
+  m.owned_stream.wait();  // the last frame's copy has left the pinned buffer
   m.rgb_host.resize(bytes);
   m.rgb.resize(bytes, m.stream);
   m.grey.resize(static_cast<std::size_t>(frame.width) * static_cast<std::size_t>(frame.height), m.stream);
@@ -116,7 +116,7 @@ std::vector<bool> CudaTemplateAligner::capture(std::span<const int> handles, std
                        m.templates.data(), m.flags.data(), m.stream);
   EDGETAP_CUDA_CHECK(
       cudaMemcpyAsync(m.flags_host.data(), m.flags.data(), count * sizeof(int), cudaMemcpyDeviceToHost, m.stream));
-  EDGETAP_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  m.owned_stream.wait();
   for (int i = 0; i < n; ++i) {
     const bool kept = m.flags_host.data()[i] != 0;
     has_template[static_cast<std::size_t>(i)] = kept;
@@ -161,7 +161,7 @@ void CudaTemplateAligner::align(std::span<const engine::AlignmentJob> jobs,
                      m.settings, m.outcomes.data(), m.stream);
   EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.outcomes_host.data(), m.outcomes.data(), n * sizeof(k::AlignmentOutcome),
                                      cudaMemcpyDeviceToHost, m.stream));
-  EDGETAP_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  m.owned_stream.wait();
   for (std::size_t i = 0; i < n; ++i) {
     const k::AlignmentOutcome& o = m.outcomes_host.data()[i];
     engine::AlignmentResult& r = results[i];

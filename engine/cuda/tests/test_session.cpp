@@ -141,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(Networks, SessionParity, ::testing::ValuesIn(kCases), [
   std::string name = info.param.stem;
   name = name.substr(name.find_last_of('/') + 1);
   std::replace(name.begin(), name.end(), '-', '_');
-  return name;
+  return name + "_" + std::to_string(info.param.points) + "_points";
 });
 
 TEST(CudaSession, GraphReplayGivesTheEagerResult) {
