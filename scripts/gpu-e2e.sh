@@ -15,6 +15,7 @@
 #   four  3 test patterns + the bundled clip looped: latency p50/p99, frames tracked
 #         against captured, rung changes, GPU memory per added camera
 #   many  16 cameras: the governor steps down, track ids kept across rung changes
+#   many-connections 16 cameras, 32 hardware queues for the cameras' streams (CUDA_DEVICE_MAX_CONNECTIONS=32, 8 by default)
 #   many-gated 16 cameras, every rung taking turns at the compute gate (EDGETAP_COMPUTE_GATE_EVERY_RUNG=1):
 #         what the cameras' overlap on the GPU is worth
 #   fault 4 cameras, EDGETAP_INJECT_CUDA_FAULT=600: one camera's session fails after
@@ -22,7 +23,8 @@
 #   starts 2, 4 and 16 cameras started E2E_STARTS times each (default 10) for E2E_START_SECONDS
 #         (default 8): aborts, failed rungs, and frames captured but not tracked
 # E2E_SECONDS (default 60) is each scenario's length, E2E_POINTS_SIDE (32) the grid's
-# side, E2E_SCENARIOS (default "one four many fault starts") which run.
+# side, E2E_SCENARIOS (default "one four many fault starts") which run, E2E_LADDER (a
+# YAML list of rungs) every camera's ladder instead of the default.
 # On a host without a GPU, EDGETAP_CUDA_PLUGIN naming another plugin (the test
 # suite's stand-in) runs the same scenarios on the CPU engine, to try the script.
 set -euo pipefail
@@ -77,7 +79,8 @@ metrics: {listen: ""}
 defaults:
   tracker: edgetap
   model_size: [256, 256]
-  budget_ms: 33
+  budget_ms: 33${E2E_LADDER:+
+  ladder: $E2E_LADDER}
   queries: {policy: grid, grid: [$side, $side], reseed: true}
   capture: {pace: realtime, at_eof: loop, queue: 4}
 cameras:
@@ -234,6 +237,7 @@ run() {
       four) scenario four 4 ;;
       many) scenario many 16 ;;
       many-gated) scenario many-gated 16 EDGETAP_COMPUTE_GATE_EVERY_RUNG=1 ;;
+      many-connections) scenario many-connections 16 CUDA_DEVICE_MAX_CONNECTIONS=32 ;;
       fault) scenario fault 4 EDGETAP_INJECT_CUDA_FAULT=600 ;;
       starts) starts 2; starts 4; starts 16 ;;
       *) echo "gpu-e2e: unknown scenario $name" >&2; exit 2 ;;
