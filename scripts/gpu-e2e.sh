@@ -24,7 +24,8 @@
 #         (default 8): aborts, failed rungs, and frames captured but not tracked
 # E2E_SECONDS (default 60) is each scenario's length, E2E_POINTS_SIDE (32) the grid's
 # side, E2E_SCENARIOS (default "one four many fault starts") which run, E2E_LADDER (a
-# YAML list of rungs) every camera's ladder instead of the default.
+# YAML list of rungs) every camera's ladder instead of the default, E2E_DAEMON_ENV
+# (NAME=VALUE ...) the daemon's environment.
 # On a host without a GPU, EDGETAP_CUDA_PLUGIN naming another plugin (the test
 # suite's stand-in) runs the same scenarios on the CPU engine, to try the script.
 set -euo pipefail
@@ -118,6 +119,30 @@ print(f"host CPU busy {100 * (1 - (i1 - i0) / (t1 - t0)):.0f}% of {cores} cores,
 PY
 }
 
+thread_load() {  # thread_load PID SECONDS: the process's cores by thread name (digits folded), busiest first
+  python3 - "$1" "$2" <<'PY'
+import collections, os, re, sys, time
+pid, seconds = sys.argv[1], float(sys.argv[2])
+def sample():
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            stat = open(f"/proc/{pid}/task/{tid}/stat").read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        f = stat.rsplit(")", 1)[1].split()
+        out[tid] = (re.sub(r"[0-9]+", "#", name), int(f[11]) + int(f[12]))
+    return out
+a = sample(); time.sleep(seconds); b = sample()
+load = collections.Counter()
+for tid, (name, t) in b.items():
+    load[name] += t - a.get(tid, (name, t))[1]
+hz = os.sysconf("SC_CLK_TCK")
+print("threads: " + ", ".join(f"{n} {v / hz / seconds:.2f}" for n, v in load.most_common(8)))
+PY
+}
+
 control() {  # control REQUEST: one request on the control socket, the reply on stdout
   python3 - "$work/control.sock" "$1" <<'PY'
 import socket, sys, time
@@ -140,7 +165,7 @@ scenario() {
   mkdir -p "$work"
   configuration "$n" >"$work/edgetap.yaml"
   [ "$name" = fault ] && split=20
-  env "$@" "${runner[@]}" "$work/edgetap.yaml" >"$work/edgetapd.log" 2>&1 &
+  env ${E2E_DAEMON_ENV:-} "$@" "${runner[@]}" "$work/edgetap.yaml" >"$work/edgetapd.log" 2>&1 &
   pid=$!
   python3 scripts/e2e_subscriber.py --socket "$work/tracks.sock" --seconds "$seconds" --out "$work/seen.json" \
     ${split:+--split-after "$split"} &
@@ -150,6 +175,7 @@ scenario() {
   sleep $((seconds / 2))
   gpu_memory_mib "$pid" >"$work/gpu-mib.txt" || true
   cpu_load "$pid" 5 >"$work/cpu.txt" 2>/dev/null || true
+  thread_load "$pid" 3 >"$work/threads.txt" 2>/dev/null || true
   wait "$first" "$second" || true
   control '{"cmd": "stats"}' >"$work/stats.json" || true
   kill -TERM "$pid" 2>/dev/null || true
@@ -162,6 +188,10 @@ stats = {c["name"]: c for c in json.load(open(f"{work}/stats.json")).get("camera
 mem = open(f"{work}/gpu-mib.txt").read().strip()
 cpu = open(f"{work}/cpu.txt").read().strip()
 print(f"== {name}: {n} cameras; daemon GPU memory {mem or '?'} MiB; mid-run {cpu or 'CPU load unknown'}")
+try:
+    print(open(f"{work}/threads.txt").read().strip())
+except OSError:
+    pass
 for cam, s in seen.items():
     st = stats.get(cam, {})
     line = (f"{cam}: {s['messages']} msgs, {s.get('fps') or 0:.1f} fps, latency p50 {s['latency_ms_p50']:.1f} "

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "edgetap/backend/engine_choice.hpp"
+#include "edgetap/thread_name.hpp"
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/publish/track_message.hpp"
 #include "edgetap/pixel_scale.hpp"
@@ -122,6 +123,7 @@ void CameraWorker::stop() {
 }
 
 void CameraWorker::track_loop() {
+  name_this_thread("track:" + camera_.name);
   std::vector<TrackPoint> points;
   while (!stopping_) {
     run_control_tasks();

@@ -1,5 +1,7 @@
 #include "edgetap/ladder/rung_build.hpp"
 
+#include "edgetap/thread_name.hpp"
+
 #include <exception>
 #include <utility>
 
@@ -22,6 +24,7 @@ RungBuild::~RungBuild() {
 // The tracker is touched here only while working_ is set, and handed out by
 // take() only while it is not: the two threads never use it at once.
 void RungBuild::run(const Make& make, Frame first, std::vector<Query> queries) {
+  name_this_thread("rung-build");
   std::string error;
   Tracker* tracker = nullptr;
   std::vector<TrackPoint> ignored;

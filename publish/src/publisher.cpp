@@ -1,6 +1,7 @@
 #include "edgetap/publish/publisher.hpp"
 
 #include "edgetap/publish/hello.hpp"
+#include "edgetap/thread_name.hpp"
 #include "edgetap/publish/unix_listener.hpp"
 #include "edgetap/publish/wire_format.hpp"
 
@@ -345,6 +346,7 @@ void Publisher::trim_if_due(Clock::time_point now, std::chrono::milliseconds& wa
 }
 
 void Publisher::serve() {
+  name_this_thread("publisher");
   std::vector<pollfd> fds;
   while (running_) {
     std::chrono::milliseconds wait = kPollInterval;

@@ -36,23 +36,15 @@ constexpr cudaDataType_t data_type() {
 constexpr cublasComputeType_t kCompute = CUBLAS_COMPUTE_32F;
 
 // cuBLAS's own workspace, given explicitly so that captured graphs allocate
-// nothing: the size cuBLAS's documentation recommends, 32 MiB on Hopper and
-// 4 MiB before it. Each camera's session has its own, so it is a camera's
-// memory (a T4 camera's 4 MiB).
-constexpr std::size_t kHopperWorkspaceBytes = std::size_t{32} << 20;
+// nothing. Each camera's session has its own, so it is a camera's memory:
+// 4 MiB on every device (cuBLAS's recommendation before Hopper). On an H100,
+// 4 instead of the 32 MiB recommended for Hopper cost W2 0.7-1.7% per frame
+// (bench/NOTES-gpu.md) and saved 28 MiB a camera.
 constexpr std::size_t kWorkspaceBytes = std::size_t{4} << 20;
-constexpr int kHopperMajor = 9;
-
-std::size_t workspace_bytes() {
-  int device = 0, major = 0;
-  EDGETAP_CUDA_CHECK(cudaGetDevice(&device));
-  EDGETAP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= kHopperMajor ? kHopperWorkspaceBytes : kWorkspaceBytes;
-}
 
 }  // namespace
 
-Blas::Blas(cudaStream_t stream) : workspace_(workspace_bytes(), stream) {
+Blas::Blas(cudaStream_t stream) : workspace_(kWorkspaceBytes, stream) {
   DeviceSetupSection setup;  // cublasCreate allocates and may load modules
   check_blas(cublasCreate(&handle_), "cublasCreate");
   check_blas(cublasSetStream(handle_, stream), "cublasSetStream");
