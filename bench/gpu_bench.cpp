@@ -312,8 +312,6 @@ double used_mib() {
   return static_cast<double>(total - free) / (1 << 20);
 }
 
-double buffer_mib() { return static_cast<double>(gpu::device_buffer_bytes().load()) / (1 << 20); }
-
 void memory(const engine::Network& net, const Options& o, backend::EngineKind kind, const char* precision) {
   Clip clip;
   for (int t = 0; t < 11; ++t) clip.push_back(bench::texture_frame(o.size, o.size, t));
@@ -325,7 +323,7 @@ void memory(const engine::Network& net, const Options& o, backend::EngineKind ki
     const double before = used_mib();
     std::vector<std::unique_ptr<engine::TrackingSession>> sessions;
     for (int camera = 1; camera <= 4; ++camera) {
-      const double start = used_mib(), start_buffers = buffer_mib();
+      const double start = used_mib();
       sessions.push_back(backend::make_session(kind, net, 0));
       const double built = used_mib();
       engine::TrackingSession& session = *sessions.back();
@@ -336,9 +334,9 @@ void memory(const engine::Network& net, const Options& o, backend::EngineKind ki
       for (std::size_t t = 1; t < clip.size(); ++t) check(session.push_frame(view(clip[t], o.size)));
       const double streamed = used_mib();
       std::printf("memory %s: %d points, camera %d: set-up %+.0f, first frame %+.0f, points %+.0f, 10 frames %+.0f "
-                  "= %+.0f MiB (the session's buffers %+.0f MiB)\n",
+                  "= %+.0f MiB\n",
                   precision, points, camera, built - start, first - built, added - first, streamed - added,
-                  streamed - start, buffer_mib() - start_buffers);
+                  streamed - start);
     }
     std::printf("memory %s: %d points: 4 cameras %.0f MiB over the warm process, %.0f per camera\n", precision, points,
                 used_mib() - before, (used_mib() - before) / 4);

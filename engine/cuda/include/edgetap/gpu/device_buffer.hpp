@@ -9,7 +9,6 @@
 
 #include <cuda_fp16.h>
 
-#include <atomic>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -19,13 +18,6 @@
 #include "edgetap/kernels/cuda/check.hpp"
 
 namespace edgetap::gpu {
-
-// Bytes held by the process's DeviceBuffers: what the engine asked for, beside
-// what cudaMemGetInfo shows (the libraries' own memory, the pool's reserve).
-inline std::atomic<std::size_t>& device_buffer_bytes() {
-  static std::atomic<std::size_t> bytes{0};
-  return bytes;
-}
 
 template <class T>
 class DeviceBuffer {
@@ -58,7 +50,6 @@ class DeviceBuffer {
     EDGETAP_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), stream));
     count_ = count;
     stream_ = stream;
-    device_buffer_bytes() += bytes();
   }
   // Like resize, but the first size() elements survive: copied on `stream`,
   // which must be the stream that uses the buffer; nothing waits for the device.
@@ -77,10 +68,7 @@ class DeviceBuffer {
 
  private:
   void release() noexcept {
-    if (ptr_ != nullptr) {
-      cudaFreeAsync(ptr_, stream_);
-      device_buffer_bytes() -= bytes();
-    }
+    if (ptr_ != nullptr) cudaFreeAsync(ptr_, stream_);
     ptr_ = nullptr;
     count_ = 0;
   }
