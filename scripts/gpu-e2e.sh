@@ -20,7 +20,7 @@
 #         what the cameras' overlap on the GPU is worth
 #   fault 4 cameras, EDGETAP_INJECT_CUDA_FAULT=600: one camera's session fails after
 #         20 s; it falls back one rung and publishes again, the others keep their rate
-#   starts 2, 4 and 16 cameras started E2E_STARTS times each (default 10) for E2E_START_SECONDS
+#   starts 2, 4 and 16 cameras (starts-N: N cameras) started E2E_STARTS times each (default 10) for E2E_START_SECONDS
 #         (default 8): aborts, failed rungs, and frames captured but not tracked
 # E2E_SECONDS (default 60) is each scenario's length, E2E_POINTS_SIDE (32) the grid's
 # side, E2E_SCENARIOS (default "one four many fault starts") which run, E2E_LADDER (a
@@ -270,6 +270,7 @@ run() {
       many-connections) scenario many-connections 16 CUDA_DEVICE_MAX_CONNECTIONS=32 ;;
       fault) scenario fault 4 EDGETAP_INJECT_CUDA_FAULT=600 ;;
       starts) starts 2; starts 4; starts 16 ;;
+      starts-*) starts "${name#starts-}" ;;
       *) echo "gpu-e2e: unknown scenario $name" >&2; exit 2 ;;
     esac
   done
