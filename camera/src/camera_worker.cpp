@@ -16,6 +16,9 @@
 namespace edgetap::daemon {
 namespace {
 
+// A warm-up this long or longer is logged (the CPU engine's and klt's take nothing).
+constexpr double kNoticedWarmUpMs = 1.0;
+
 using Clock = std::chrono::steady_clock;
 
 pipeline::FrameQueue::Overflow overflow_for(const config::CameraConfig& camera) {
@@ -98,6 +101,18 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
 }
 
 CameraWorker::~CameraWorker() { stop(); }
+
+void CameraWorker::warm_up() {
+  if (!session_) return;
+  const auto t0 = Clock::now();
+  const Status status = session_->warm_up(camera_.model_width, camera_.model_height);
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (!status) {
+    log_->warn("warm-up failed ({}): the first frames pay the set-up", status.message());
+  } else if (ms >= kNoticedWarmUpMs) {
+    log_->info("tracker set-up paid before streaming: {:.0f} ms", ms);
+  }
+}
 
 void CameraWorker::start() {
   started_ = Clock::now();

@@ -51,13 +51,15 @@ Runtime::Runtime(config::Config config, ObserverFactory observers)
 Runtime::~Runtime() { stop(); }
 
 // `limits`: the configuration's the camera starts under (a reload's, before it is in force).
-// Not started: the callers make every new camera's tracker first (its GPU set-up takes the
-// device alone, device_setup.hpp), then start them, so that no new camera streams while
-// another is still being set up (the first camera of a start dropped 5-8 frames so).
+// Not started, but warmed up: the callers make every new camera's tracker and pay its first
+// frames' set-up first (GPU set-up takes the device alone, device_setup.hpp), then start
+// them, so that no new camera streams while another is still being set up (16 cameras
+// dropped their first 2-3 s of frames so).
 std::unique_ptr<CameraWorker> Runtime::make_worker(const config::CameraConfig& camera, const config::ControlLimits& limits) {
   FrameObserver observer = observers_ ? observers_(camera) : FrameObserver{};
   auto worker = std::make_unique<CameraWorker>(camera, &router_, models_, gate_, governor_peers_, std::move(observer), &directory_);
   worker->restore_points(points_state_.points(camera.name), static_cast<std::size_t>(limits.max_points_per_camera));
+  worker->warm_up();
   return worker;
 }
 

@@ -56,6 +56,16 @@ std::size_t EdgeTapTracker::remove_queries(std::span<const std::string> ids) {
   return removed;
 }
 
+Status EdgeTapTracker::warm_up(int width, int height, std::size_t points) noexcept {
+  if (session_->frames() > 0) return Status::ok();  // only a tracker that has seen nothing yet
+  try {
+    session_->warm_up(width, height, static_cast<int>(points));
+    return Status::ok();
+  } catch (const std::exception& e) {
+    return Status::error(Status::Code::internal, std::string("warm-up: ") + e.what());
+  }
+}
+
 Status EdgeTapTracker::push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept {
   out.clear();
   Status status = session_->push_frame(frame);

@@ -231,6 +231,11 @@ RungBuild::Frame LadderedTracker::rung_frame(const ImageView& frame, int rung) {
   return packed;
 }
 
+Status LadderedTracker::warm_up(int /*width*/, int /*height*/, std::size_t points) noexcept {
+  const config::Rung& rung = rungs_[static_cast<std::size_t>(current_)];
+  return tracker_->warm_up(rung.width, rung.height, std::min(points, capacity_of(current_)));
+}
+
 Status LadderedTracker::push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept {
   try {
     if (build_) adopt_build();

@@ -264,6 +264,44 @@ TEST(Ladder, ATrackTheRungGivesUpIsHeldWhereItWasAndRestartedByTheNextRung) {
   }
 }
 
+TEST(Ladder, AWarmUpReachesTheRungInForceAtItsSizeUpToItsCap) {
+  struct WarmUp {
+    int width = 0, height = 0;
+    std::size_t points = 0;
+  };
+  // Records the warm-up it is asked for.
+  class WarmedTracker final : public Tracker {
+   public:
+    explicit WarmedTracker(std::vector<WarmUp>& log) : log_(log) {}
+    std::string_view name() const noexcept override { return "warmed"; }
+    void add_queries(std::span<const Query>) override {}
+    std::size_t remove_queries(std::span<const std::string>) override { return 0; }
+    std::size_t size() const noexcept override { return 0; }
+    Status push_frame(const ImageView&, std::vector<TrackPoint>& out) noexcept override {
+      out.clear();
+      return Status::ok();
+    }
+    Status warm_up(int width, int height, std::size_t points) noexcept override {
+      log_.push_back({width, height, points});
+      return Status::ok();
+    }
+
+   private:
+    std::vector<WarmUp>& log_;
+  };
+  std::vector<WarmUp> log;
+  std::string error;
+  auto ladder = pipeline::LadderedTracker::make(
+      camera_at(64), {rung(32, 10), rung(64)},
+      [&](const config::Rung&, std::string&) { return std::make_unique<WarmedTracker>(log); }, error);
+  ASSERT_TRUE(ladder) << error;
+  ASSERT_TRUE(ladder->warm_up(64, 64, 25).is_ok());
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].width, 32);
+  EXPECT_EQ(log[0].height, 32);
+  EXPECT_EQ(log[0].points, 10u);
+}
+
 TEST(Ladder, ALadderOfOneRungReportsATrackItGivesUpLostOnce) {
   std::string error;
   auto ladder = pipeline::LadderedTracker::make(

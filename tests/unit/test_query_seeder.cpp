@@ -81,3 +81,18 @@ TEST(QuerySeeder, NoReseedSeedsOnce) {
   EXPECT_EQ(seeder.seed(frame.view(), 32, 32, {}).size(), 4u);
   EXPECT_TRUE(seeder.seed(frame.view(), 32, 32, {}).empty());
 }
+
+TEST(QuerySeeder, InitialCountIsWhatTheFirstFrameStarts) {
+  config::QuerySettings settings;
+  settings.grid_cols = 4;
+  settings.grid_rows = 3;
+  EXPECT_EQ(pipeline::QuerySeeder(settings).initial_count(), 12u);
+  const pipeline::Frame frame = test::crop_frame(test::random_texture(96, 96, 3), 0, 0, 96, 96, 0);
+  EXPECT_EQ(pipeline::QuerySeeder(settings).seed(frame.view(), 96, 96, {}).size(), 12u);
+  settings.policy = config::QueryPolicy::points;
+  settings.points = {{"a", 1, 2}, {"b", 3, 4}};
+  EXPECT_EQ(pipeline::QuerySeeder(settings).initial_count(), 2u);
+  settings.policy = config::QueryPolicy::features;
+  settings.feature_count = 40;
+  EXPECT_EQ(pipeline::QuerySeeder(settings).initial_count(), 40u);  // at most: the frame decides
+}

@@ -45,6 +45,18 @@ std::vector<Query> QuerySeeder::seed(const ImageView& frame, int source_width, i
   return seed_slots(live);
 }
 
+std::size_t QuerySeeder::initial_count() const noexcept {
+  switch (settings_.policy) {
+    case config::QueryPolicy::grid:
+      return static_cast<std::size_t>(settings_.grid_cols) * static_cast<std::size_t>(settings_.grid_rows);
+    case config::QueryPolicy::features:
+      return static_cast<std::size_t>(settings_.feature_count);
+    case config::QueryPolicy::points:
+      return settings_.points.size();
+  }
+  return 0;
+}
+
 void QuerySeeder::retire(const std::string& id) {
   for (Slot& slot : slots_) {
     if (slot.current == id) slot.retired = true;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/gpu/cuda_encoder.hpp"
 #include "edgetap/gpu/cuda_stream.hpp"
 #include "edgetap/gpu/device_buffer.hpp"
@@ -536,6 +537,28 @@ const engine::TrackEstimate& CudaStreamingSession<T>::estimate(int handle) const
 template <class T>
 std::int64_t CudaStreamingSession<T>::frames() const noexcept {
   return impl_->t + 1;
+}
+
+template <class T>
+void CudaStreamingSession<T>::warm_up(int width, int height, int tracks) {
+  if (frames() > 0) return;  // only a session that has seen nothing yet
+  constexpr std::uint8_t kBlankGrey = 128;
+  const std::vector<std::uint8_t> blank(static_cast<std::size_t>(width) * height * 3, kBlankGrey);
+  const ImageView frame{blank.data(), width, height, static_cast<std::size_t>(width) * 3};
+  auto push = [&] {
+    const Status status = push_frame(frame);
+    if (!status) throw std::runtime_error(status.message());
+  };
+  push();  // the frame without tracks
+  if (tracks > 0) {
+    const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(tracks))));
+    std::vector<engine::Point2> points = engine::support_grid_points(side, width, height);
+    points.resize(static_cast<std::size_t>(tracks));
+    add_tracks(points);  // the buffers sized for them
+    push();  // their first step
+    push();  // the frame's graph with them, captured
+  }
+  restart();
 }
 
 template <class T>

@@ -225,6 +225,33 @@ TEST(CudaSession, SteadyStateFramesAllocateNoDeviceMemory) {
   EXPECT_EQ(session.graph_captures(), 2);  // the frame without tracks, then every frame with 64
 }
 
+TEST(CudaSession, AWarmedUpSessionTracksAsAFreshOneWithoutCapturingAgain) {
+  EDGETAP_REQUIRE_GPU();
+  const Network net = load("models/edgetap-small");
+  CudaStreamingSession<__half> fresh(net, 16), warmed(net, 16);
+  warmed.warm_up(256, 192, 64);
+  const int captured = warmed.graph_captures();
+  EXPECT_EQ(captured, 2);  // the frame without tracks, then with 64
+  EXPECT_EQ(warmed.frames(), 0);
+  std::vector<int> handles;
+  for (int t = 0; t < 8; ++t) {
+    const std::vector<std::uint8_t> rgb = scene(256, 192, t);
+    const ImageView view{rgb.data(), 256, 192, 256 * 3};
+    ASSERT_TRUE(fresh.push_frame(view).is_ok());
+    ASSERT_TRUE(warmed.push_frame(view).is_ok());
+    if (t == 0) {
+      handles = fresh.add_tracks(grid(256, 192, 64, 8.f));
+      EXPECT_EQ(warmed.add_tracks(grid(256, 192, 64, 8.f)), handles);
+    }
+    for (int h : handles) {
+      EXPECT_EQ(warmed.estimate(h).x, fresh.estimate(h).x) << "frame " << t << " track " << h;
+      EXPECT_EQ(warmed.estimate(h).y, fresh.estimate(h).y) << "frame " << t << " track " << h;
+      EXPECT_EQ(warmed.estimate(h).visible, fresh.estimate(h).visible) << "frame " << t << " track " << h;
+    }
+  }
+  EXPECT_EQ(warmed.graph_captures(), captured) << "the real frames replayed the warm-up's graphs";
+}
+
 TEST(CudaSession, RestartTracksANewClipAsAFreshSession) {
   EDGETAP_REQUIRE_GPU();
   const Network net = load("tests/data/golden/edgetap-tiny-cross");

@@ -51,6 +51,12 @@ class Tracker {
   // Tracks every live query into `frame`. `out` receives one entry per live
   // track (lost ones once, with lost = true, after which they are forgotten).
   virtual Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept = 0;
+  // Before the first frame: pays the set-up of tracking `points` points in
+  // width x height frames, leaving the tracker as it was made (no frame seen,
+  // no track). Nothing to pay by default; the GPU engine's first frames with
+  // tracks otherwise size buffers and capture graphs, set-up that runs one
+  // camera at a time.
+  virtual Status warm_up(int /*width*/, int /*height*/, std::size_t /*points*/) noexcept { return Status::ok(); }
 };
 
 }  // namespace edgetap

@@ -56,6 +56,11 @@ class CameraWorker {
   CameraWorker(const CameraWorker&) = delete;
   CameraWorker& operator=(const CameraWorker&) = delete;
 
+  // Before start(): the tracker pays its first frames' set-up at the camera's
+  // model size for the points it starts with (TrackSession::warm_up), so that no
+  // frame waits for it once the camera streams; a failure is logged and left to
+  // the first frames.
+  void warm_up();
   void start();
   void stop();
   // A file source has ended or failed and every queued frame is tracked.

@@ -31,6 +31,7 @@ class EdgeTapTracker final : public Tracker {
   std::size_t remove_queries(std::span<const std::string> ids) override;
   std::size_t size() const noexcept override { return handles_.size() + pending_.size(); }
   Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override;
+  Status warm_up(int width, int height, std::size_t points) noexcept override;
 
  private:
   void start_pending();

@@ -36,6 +36,12 @@ class TrackingSession {
   virtual const TrackEstimate& estimate(int handle) const = 0;
   // Frames pushed so far.
   virtual std::int64_t frames() const noexcept = 0;
+  // Before the first frame: pays the set-up of tracking `tracks` tracks in
+  // width x height frames (buffers sized, plans made, graphs captured), then
+  // forgets every track and frame, so that the session behaves as a new one
+  // without a new one's first-frame set-up. Only engines that keep such set-up
+  // (the CUDA engine) do anything.
+  virtual void warm_up(int /*width*/, int /*height*/, int /*tracks*/) {}
 };
 
 }  // namespace edgetap::engine

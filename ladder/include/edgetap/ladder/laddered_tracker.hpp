@@ -66,6 +66,8 @@ class LadderedTracker final : public Tracker {
   std::size_t size() const noexcept override { return tracker_->size() + held_.size(); }
   std::size_t capacity() const noexcept override;
   Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override;
+  // The rung in force's tracker, at the rung's size, for at most its cap of points.
+  Status warm_up(int width, int height, std::size_t points) noexcept override;
 
   int rungs() const noexcept { return static_cast<int>(rungs_.size()); }
   std::string_view name_of(int rung) const { return names_.at(static_cast<std::size_t>(rung)); }

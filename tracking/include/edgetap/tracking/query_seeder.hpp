@@ -27,6 +27,9 @@ class QuerySeeder {
                           std::span<const TrackPoint> live);
   // Stops re-seeding the slot whose live track is `id` (a track removed on request).
   void retire(const std::string& id);
+  // How many queries the first frame starts: the grid's, the explicit points, or
+  // at most the features' count.
+  std::size_t initial_count() const noexcept;
 
  private:
   struct Slot {

@@ -26,6 +26,10 @@ class TrackSession {
   // Removes tracks for good (their grid or explicit slots are not re-seeded). Returns how many existed.
   std::size_t remove_queries(std::span<const std::string> ids);
 
+  // Before the first frame: the tracker pays the set-up of the points the seeder
+  // starts with in width x height frames (Tracker::warm_up).
+  Status warm_up(int width, int height) noexcept { return tracker_->warm_up(width, height, seeder_.initial_count()); }
+
   Tracker& tracker() noexcept { return *tracker_; }
 
  private:
