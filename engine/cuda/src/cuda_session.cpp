@@ -549,14 +549,19 @@ void CudaStreamingSession<T>::warm_up(int width, int height, int tracks) {
     const Status status = push_frame(frame);
     if (!status) throw std::runtime_error(status.message());
   };
-  push();  // the frame without tracks
-  if (tracks > 0) {
-    const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(tracks))));
-    std::vector<engine::Point2> points = engine::support_grid_points(side, width, height);
-    points.resize(static_cast<std::size_t>(tracks));
-    add_tracks(points);  // the buffers sized for them
-    push();  // their first step
-    push();  // the frame's graph with them, captured
+  try {
+    push();  // the frame without tracks
+    if (tracks > 0) {
+      const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(tracks))));
+      std::vector<engine::Point2> points = engine::support_grid_points(side, width, height);
+      points.resize(static_cast<std::size_t>(tracks));
+      add_tracks(points);  // the buffers sized for them
+      push();  // their first step
+      push();  // the frame's graph with them, captured
+    }
+  } catch (...) {
+    restart();  // a warm-up that failed half-way leaves no frame and no track behind either
+    throw;
   }
   restart();
 }
