@@ -120,15 +120,7 @@ std::string rung_name(const config::Rung& rung, const config::CameraConfig& came
 
 RungTrackerFactory rung_tracker_factory(const config::CameraConfig& camera, ModelCache& models) {
   return [camera, &models](const config::Rung& rung, std::string& error) -> std::unique_ptr<Tracker> {
-    config::CameraConfig at_rung = camera;
-    at_rung.tracker = rung.tracker;
-    at_rung.model_width = rung.width;
-    at_rung.model_height = rung.height;
-    at_rung.edgetap.iters = rung.iters;
-    at_rung.edgetap.precision = rung.precision;
-    if (rung.template_refinement) at_rung.edgetap.template_refinement = *rung.template_refinement;
-    if (!rung.model.empty()) at_rung.edgetap.model = rung.model;
-    return make_tracker(at_rung, models, error);
+    return make_tracker(tracker_spec(camera, rung), models, error);
   };
 }
 

@@ -66,21 +66,38 @@ std::unique_ptr<engine::TrackingSession> make_session(const engine::Network& net
 
 }  // namespace
 
+TrackerSpec tracker_spec(const config::CameraConfig& camera) {
+  return {camera.tracker, camera.klt, camera.edgetap, camera.model_width, camera.model_height};
+}
+
+TrackerSpec tracker_spec(const config::CameraConfig& camera, const config::Rung& rung) {
+  TrackerSpec spec{rung.tracker, camera.klt, camera.edgetap, rung.width, rung.height};
+  spec.edgetap.iters = rung.iters;
+  spec.edgetap.precision = rung.precision;
+  if (rung.template_refinement) spec.edgetap.template_refinement = *rung.template_refinement;
+  if (!rung.model.empty()) spec.edgetap.model = rung.model;
+  return spec;
+}
+
 std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelCache& models, std::string& error) {
-  if (camera.tracker == config::TrackerKind::klt) return std::make_unique<KltTracker>(camera.klt);
-  const std::string path = camera.edgetap.model.empty() ? bundled_model_path() : camera.edgetap.model;
+  return make_tracker(tracker_spec(camera), models, error);
+}
+
+std::unique_ptr<Tracker> make_tracker(const TrackerSpec& spec, ModelCache& models, std::string& error) {
+  if (spec.kind == config::TrackerKind::klt) return std::make_unique<KltTracker>(spec.klt);
+  const std::string path = spec.edgetap.model.empty() ? bundled_model_path() : spec.edgetap.model;
   auto network = models.get(path, error);
   if (!network) return nullptr;
   const int multiple = network->config.size_multiple;
-  if (camera.model_width % multiple != 0 || camera.model_height % multiple != 0) {
-    error = "model_size " + std::to_string(camera.model_width) + "x" + std::to_string(camera.model_height) +
+  if (spec.width % multiple != 0 || spec.height % multiple != 0) {
+    error = "model_size " + std::to_string(spec.width) + "x" + std::to_string(spec.height) +
             " does not suit the edgetap network: both sides must be multiples of " + std::to_string(multiple);
     return nullptr;
   }
   try {
-    const std::optional<double>& threshold = camera.edgetap.visible_threshold;
+    const std::optional<double>& threshold = spec.edgetap.visible_threshold;
     return std::make_unique<engine::EdgeTapTracker>(
-        network, make_session(*network, camera.edgetap),
+        network, make_session(*network, spec.edgetap),
         threshold ? std::optional<float>(static_cast<float>(*threshold)) : std::nullopt);
   } catch (const std::invalid_argument& e) {
     error = "edgetap model " + path + ": " + e.what();

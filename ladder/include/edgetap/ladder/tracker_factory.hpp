@@ -32,8 +32,22 @@ class ModelCache {
   std::map<std::string, std::weak_ptr<const engine::Network>> loaded_;
 };
 
+// What one tracker is made of: the kind, its settings and the frames' size.
+struct TrackerSpec {
+  config::TrackerKind kind = config::TrackerKind::edgetap;
+  config::KltSettings klt;
+  config::EdgeTapSettings edgetap;
+  int width = 0, height = 0;  // the frames the tracker sees (model pixels)
+};
+// The camera's own tracker.
+TrackerSpec tracker_spec(const config::CameraConfig& camera);
+// The camera's tracker at a ladder rung (sizes already resolved: resolve_ladder).
+TrackerSpec tracker_spec(const config::CameraConfig& camera, const config::Rung& rung);
+
 // Null with `error` when the tracker cannot be made. An edgetap tracker runs
 // on the GPU when backend::network_on_gpu(), else on the CPU.
+std::unique_ptr<Tracker> make_tracker(const TrackerSpec& spec, ModelCache& models, std::string& error);
+// The camera's own tracker: make_tracker(tracker_spec(camera), ...).
 std::unique_ptr<Tracker> make_tracker(const config::CameraConfig& camera, ModelCache& models, std::string& error);
 
 }  // namespace edgetap::pipeline
