@@ -4,11 +4,20 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <mutex>
 
+#include "edgetap/thread_name.hpp"
+
 namespace edgetap::pipeline {
 namespace {
+
+// How long one mosquitto_loop waits for traffic: a stop is seen within it.
+constexpr int kLoopTimeoutMs = 100;
+// At most this many loops flush what stop() queued before the thread ends.
+constexpr int kFlushLoops = 10;
 
 std::string host_name() {
   char name[256] = {};
@@ -65,23 +74,20 @@ bool MqttBridge::start(std::string& error) {
                            settings_.cert_file.empty() ? nullptr : settings_.cert_file.c_str(),
                            settings_.key_file.empty() ? nullptr : settings_.key_file.c_str(), nullptr);
   }
-  const unsigned int initial_s = static_cast<unsigned int>(std::max(1, settings_.retry_initial_ms / 1000));
-  const unsigned int max_s = static_cast<unsigned int>(std::max(1, settings_.retry_max_ms / 1000));
-  if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_reconnect_delay_set(client_, initial_s, max_s, true);
+  if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_threaded_set(client_, true);  // our thread runs its loop
   if (rc != MOSQ_ERR_SUCCESS) {
     error = std::string("MQTT setup: ") + mosquitto_strerror(rc);
     return false;
   }
-  // connect_async + loop_start: the first connection and every reconnection
-  // happen on libmosquitto's thread, so an absent broker never blocks start-up.
+  // connect_async + the network thread: the first connection and every reconnection
+  // happen there, so an absent broker never blocks start-up.
   rc = mosquitto_connect_async(client_, settings_.host.c_str(), settings_.port, settings_.keepalive_s);
   if (rc != MOSQ_ERR_SUCCESS) log_->warn("MQTT connect to {}:{}: {} (will retry)", settings_.host, settings_.port, mosquitto_strerror(rc));
-  rc = mosquitto_loop_start(client_);
-  if (rc != MOSQ_ERR_SUCCESS) {
-    error = std::string("MQTT network thread: ") + mosquitto_strerror(rc);
-    return false;
+  {
+    std::lock_guard lock(stop_mutex_);
+    stopping_ = false;
   }
-  loop_running_ = true;
+  network_ = std::thread([this] { run_network(); });
   log_->info("MQTT bridge to {}:{} as '{}', tracks on {}", settings_.host, settings_.port, client_id_,
              tracks_topic("<camera>"));
   return true;
@@ -93,11 +99,44 @@ void MqttBridge::stop() {
     mosquitto_publish(client_, nullptr, status_topic().c_str(), 7, "offline", 1, true);
     mosquitto_disconnect(client_);
   }
-  if (loop_running_) mosquitto_loop_stop(client_, true);
-  loop_running_ = false;
+  {
+    std::lock_guard lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_wake_.notify_all();
+  if (network_.joinable()) network_.join();
   mosquitto_destroy(client_);
   client_ = nullptr;
   connected_ = false;
+}
+
+void MqttBridge::run_network() {
+  name_this_thread("mqtt");
+  const auto initial = std::chrono::milliseconds(std::max(1, settings_.retry_initial_ms));
+  const auto longest = std::max(initial, std::chrono::milliseconds(settings_.retry_max_ms));
+  auto delay = initial;
+  for (;;) {
+    bool stopping = false;
+    {
+      std::lock_guard lock(stop_mutex_);
+      stopping = stopping_;
+    }
+    if (stopping) {
+      for (int i = 0; i < kFlushLoops && mosquitto_want_write(client_); ++i) mosquitto_loop(client_, kLoopTimeoutMs, 1);
+      return;
+    }
+    if (mosquitto_loop(client_, kLoopTimeoutMs, 1) == MOSQ_ERR_SUCCESS) {
+      if (connected_) delay = initial;
+      continue;
+    }
+    // Not connected (not yet, lost, or refused): the back-off, then a reconnection,
+    // whose failure the next loop reports.
+    std::unique_lock lock(stop_mutex_);
+    if (stop_wake_.wait_for(lock, delay, [&] { return stopping_; })) continue;
+    lock.unlock();
+    delay = std::min(delay * 2, longest);
+    mosquitto_reconnect_async(client_);  // connects without blocking: a stop is never held up by it
+  }
 }
 
 void MqttBridge::on_connect(mosquitto* client, void* self_ptr, int rc) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -73,6 +74,33 @@ std::unique_ptr<test::ChildProcess> start_broker(const test::TempDir& dir, int p
 }
 
 // A subscriber that records the last payload and a count per topic.
+// A test client's network loop on a thread of the test's: mosquitto_loop_start's
+// own thread ends inside the uninstrumented library, which stops ThreadSanitizer.
+class ClientLoop {
+ public:
+  explicit ClientLoop(mosquitto* client) : client_(client) {
+    mosquitto_threaded_set(client_, true);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        if (mosquitto_loop(client_, 100, 1) == MOSQ_ERR_SUCCESS) continue;
+        std::this_thread::sleep_for(100ms);
+        mosquitto_reconnect_async(client_);
+      }
+    });
+  }
+  ~ClientLoop() {
+    stop_ = true;
+    thread_.join();
+  }
+  ClientLoop(const ClientLoop&) = delete;
+  ClientLoop& operator=(const ClientLoop&) = delete;
+
+ private:
+  mosquitto* client_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 class Subscriber {
  public:
   Subscriber(int port, const std::string& user = "", const std::string& password = "") {
@@ -87,11 +115,11 @@ class Subscriber {
     });
     mosquitto_connect_callback_set(client_, [](mosquitto* c, void*, int) { mosquitto_subscribe(c, nullptr, "#", 1); });
     mosquitto_connect(client_, "127.0.0.1", port, 30);
-    mosquitto_loop_start(client_);
+    loop_ = std::make_unique<ClientLoop>(client_);
   }
   ~Subscriber() {
     mosquitto_disconnect(client_);
-    mosquitto_loop_stop(client_, true);
+    loop_.reset();
     mosquitto_destroy(client_);
   }
   std::string last(const std::string& topic) {
@@ -113,6 +141,7 @@ class Subscriber {
 
  private:
   mosquitto* client_ = nullptr;
+  std::unique_ptr<ClientLoop> loop_;
   std::mutex mutex_;
   std::map<std::string, std::string> last_;
   std::map<std::string, int> count_;
@@ -228,7 +257,7 @@ TEST(Mqtt, TlsWithTheBrokersCertificateAuthority) {
   });
   mosquitto_connect_callback_set(sub, [](mosquitto* c, void*, int) { mosquitto_subscribe(c, nullptr, "edgetap/yard/tracks", 0); });
   ASSERT_EQ(mosquitto_connect(sub, "127.0.0.1", port, 30), MOSQ_ERR_SUCCESS);
-  mosquitto_loop_start(sub);
+  auto sub_loop = std::make_unique<ClientLoop>(sub);
 
   daemon::Runtime runtime(config::load_string(config_yaml(dir, port, ", tls: {ca_file: '" + d + "/ca.crt'}"), "t.yaml", "/"));
   std::string error;
@@ -238,7 +267,7 @@ TEST(Mqtt, TlsWithTheBrokersCertificateAuthority) {
   EXPECT_TRUE(runtime.snapshot().mqtt->connected);
   runtime.stop();
   mosquitto_disconnect(sub);
-  mosquitto_loop_stop(sub, true);
+  sub_loop.reset();
   mosquitto_destroy(sub);
 }
 
@@ -269,11 +298,11 @@ class SeqRecorder {
       mosquitto_subscribe(c, nullptr, static_cast<SeqRecorder*>(self)->topic_.c_str(), 1);
     });
     mosquitto_connect(client_, "127.0.0.1", port, 30);
-    mosquitto_loop_start(client_);
+    loop_ = std::make_unique<ClientLoop>(client_);
   }
   ~SeqRecorder() {
     mosquitto_disconnect(client_);
-    mosquitto_loop_stop(client_, true);
+    loop_.reset();
     mosquitto_destroy(client_);
   }
   std::vector<std::uint64_t> seqs() {
@@ -284,6 +313,7 @@ class SeqRecorder {
  private:
   std::string topic_;
   mosquitto* client_ = nullptr;
+  std::unique_ptr<ClientLoop> loop_;
   std::mutex mutex_;
   std::vector<std::uint64_t> seqs_;
 };

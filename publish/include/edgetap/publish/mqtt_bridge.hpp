@@ -2,14 +2,19 @@
 // and an availability topic <prefix>/<client_id>/status ("online", retained;
 // the broker publishes "offline" as the last will when the connection drops),
 // and the daemon's statistics, retained, on <prefix>/<client_id>/stats.
-// libmosquitto's own thread reconnects with exponential backoff; messages
+// A thread of the bridge's runs libmosquitto's network loop and reconnects
+// with exponential backoff (not libmosquitto's own thread: it ends inside the
+// uninstrumented library, and ThreadSanitizer then stops the process); messages
 // published while disconnected are dropped and counted, never queued without bound.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "edgetap/config/config.hpp"
 #include "edgetap/publish/message_sink.hpp"
@@ -51,12 +56,19 @@ class MqttBridge final : public MessageSink {
  private:
   static void on_connect(mosquitto* client, void* self, int rc);
   static void on_disconnect(mosquitto* client, void* self, int rc);
+  // The network loop: mosquitto_loop while connected; otherwise the back-off, then a
+  // reconnection. On stop, what stop() queued (the offline status, the DISCONNECT) is
+  // flushed for a moment at most.
+  void run_network();
 
   const config::MqttConfig settings_;
   std::shared_ptr<spdlog::logger> log_;
   std::string client_id_;
   mosquitto* client_ = nullptr;
-  bool loop_running_ = false;
+  std::thread network_;
+  std::mutex stop_mutex_;
+  std::condition_variable stop_wake_;
+  bool stopping_ = false;  // under stop_mutex_
   std::atomic<bool> connected_{false};
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> dropped_{0};
