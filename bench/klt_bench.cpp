@@ -1,4 +1,4 @@
-// klt throughput on the CPU: frames/s of TrackSession (klt + grid re-seeding)
+// klt throughput on the CPU: frames/s of a klt camera's TrackSession (its ladder of one klt rung, grid re-seeding)
 // at a model size and point count, over frames decoded beforehand from a clip
 // so that only tracking is timed. Reports the median of several runs.
 //
@@ -13,8 +13,7 @@
 #include "edgetap/config/load.hpp"
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/capture/capture.hpp"
-#include "edgetap/tracking/klt_tracker.hpp"
-#include "edgetap/tracking/track_session.hpp"
+#include "edgetap/ladder/track_session.hpp"
 
 using namespace edgetap;
 
@@ -38,11 +37,26 @@ std::vector<pipeline::Frame> decode(const std::string& clip, int size) {
   return frames;
 }
 
-double run_once(const std::vector<pipeline::Frame>& frames, int grid, std::size_t& tracked_points) {
-  config::QuerySettings queries;
-  queries.grid_cols = queries.grid_rows = grid;
-  pipeline::TrackSession session(std::make_unique<pipeline::KltTracker>(config::KltSettings{}),
-                                 pipeline::QuerySeeder(queries));
+// A klt camera of `grid` x `grid` points, built as the daemon builds one (a ladder of one klt rung).
+std::unique_ptr<pipeline::TrackSession> klt_session(int size, int grid) {
+  const std::string yaml = "cameras:\n  - {name: bench, tracker: klt, source: 'test:ball', model_size: [" +
+                           std::to_string(size) + ", " + std::to_string(size) + "], queries: {grid: [" +
+                           std::to_string(grid) + ", " + std::to_string(grid) + "]}}\n";
+  const config::CameraConfig camera = config::load_string(yaml, "bench", "/").cameras.at(0);
+  pipeline::ModelCache models;
+  std::vector<std::string> skipped;
+  std::string error;
+  std::unique_ptr<pipeline::TrackSession> session = pipeline::TrackSession::build(camera, models, skipped, error);
+  if (!session) {
+    std::fprintf(stderr, "klt session: %s\n", error.c_str());
+    std::exit(1);
+  }
+  return session;
+}
+
+double run_once(const std::vector<pipeline::Frame>& frames, int size, int grid, std::size_t& tracked_points) {
+  const std::unique_ptr<pipeline::TrackSession> built = klt_session(size, grid);
+  pipeline::TrackSession& session = *built;
   std::vector<TrackPoint> points;
   tracked_points = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -75,7 +89,7 @@ int main(int argc, char** argv) {
   for (int grid : grids) {
     std::vector<double> seconds;
     std::size_t tracked = 0;
-    for (int r = 0; r < runs; ++r) seconds.push_back(run_once(frames, grid, tracked));
+    for (int r = 0; r < runs; ++r) seconds.push_back(run_once(frames, size, grid, tracked));
     std::sort(seconds.begin(), seconds.end());
     const double n = static_cast<double>(frames.size());
     const double median = seconds[seconds.size() / 2];

@@ -83,21 +83,16 @@ CameraWorker::CameraWorker(const config::CameraConfig& camera, pipeline::Message
       backoff_(std::chrono::milliseconds(camera.capture.retry_initial_ms),
                std::chrono::milliseconds(camera.capture.retry_max_ms), std::hash<std::string>{}(camera.name)) {
   stats_.name = camera.name;
-  std::vector<std::string> skipped;
-  std::vector<config::Rung> rungs = pipeline::resolve_ladder(camera, skipped);
-  for (const std::string& rung : skipped) log_->warn("ladder rung {} left out", rung);
   if (directory_ != nullptr) directory_->set_engine(camera.name, std::nullopt);  // until a tracker is made
-  auto factory = pipeline::rung_tracker_factory(camera, models);
-  if (!pipeline::check_rungs(camera, rungs, factory, tracker_error_)) return;
-  if (auto ladder = pipeline::LadderedTracker::make(camera, std::move(rungs), std::move(factory), tracker_error_)) {
-    ladder_ = ladder.get();
-    governor_ =
-        std::make_unique<pipeline::LatencyGovernor>(camera.governor, camera.budget_ms, ladder->rungs(), &peers);
-    stats_.rung = std::string(ladder->name());
-    stats_.rungs_used.push_back(stats_.rung);
-    session_ = std::make_unique<pipeline::TrackSession>(std::move(ladder), pipeline::QuerySeeder(camera.queries));
-    note_engine();
-  }
+  std::vector<std::string> skipped;
+  session_ = pipeline::TrackSession::build(camera, models, skipped, tracker_error_);
+  for (const std::string& rung : skipped) log_->warn("ladder rung {} left out", rung);
+  if (!session_) return;
+  governor_ = std::make_unique<pipeline::LatencyGovernor>(camera.governor, camera.budget_ms,
+                                                          session_->ladder().rungs(), &peers);
+  stats_.rung = std::string(session_->ladder().name());
+  stats_.rungs_used.push_back(stats_.rung);
+  note_engine();
 }
 
 CameraWorker::~CameraWorker() { stop(); }
@@ -123,7 +118,7 @@ void CameraWorker::start() {
   }
   log_->info("starting: source {} ({}), model size {}x{}, tracker {}, queries {}", camera_.source.uri,
              config::to_string(camera_.source.kind), camera_.model_width, camera_.model_height,
-             describe_rung(*ladder_, camera_), config::to_string(camera_.queries.policy));
+             describe_rung(session_->ladder(), camera_), config::to_string(camera_.queries.policy));
   std::string error;
   capture_.start(error);  // a failure is in the capture's state; supervise() retries live sources
   thread_ = std::thread([this] { track_loop(); });
@@ -144,7 +139,7 @@ void CameraWorker::track_loop() {
     run_control_tasks();
     std::optional<pipeline::Frame> frame = queue_.pop(std::chrono::milliseconds(100));
     if (frame) {
-      if (ladder_->stride() > 1 && frame->index % static_cast<std::uint64_t>(ladder_->stride()) != 0) {
+      if (session_->skips(frame->index)) {
         std::lock_guard lock(stats_mutex_);
         ++stats_.frames_strided;
         continue;
@@ -214,7 +209,7 @@ void CameraWorker::track_one(const pipeline::Frame& frame, std::vector<TrackPoin
 // EDGETAP_COMPUTE_GATE_EVERY_RUNG=1 makes every rung take turns, for that comparison.
 bool CameraWorker::rung_takes_turns() const {
   static const bool every_rung = std::getenv("EDGETAP_COMPUTE_GATE_EVERY_RUNG") != nullptr;
-  return every_rung || (ladder_->current_rung().tracker != config::TrackerKind::klt && !backend::network_on_gpu());
+  return every_rung || (session_->ladder().current_rung().tracker != config::TrackerKind::klt && !backend::network_on_gpu());
 }
 
 void CameraWorker::track_and_publish(const pipeline::Frame& frame, std::vector<TrackPoint>& points) {
@@ -260,7 +255,7 @@ void CameraWorker::track_and_publish(const pipeline::Frame& frame, std::vector<T
   message.frame = &frame;
   message.tracker_ms = tracker_ms;
   message.queue_drops = queue_.drops();
-  message.rung = std::string(ladder_->name());
+  message.rung = std::string(session_->ladder().name());
   message.points = &points;
   message.publish_unix_us = now_unix_us();
   message.latency_ms = static_cast<double>(now_ns() - frame.capture_steady_ns) / 1e6;
@@ -286,7 +281,7 @@ void CameraWorker::track_and_publish(const pipeline::Frame& frame, std::vector<T
 // frames as the new one's. A file read as fast as possible has no latency to
 // keep: its frames wait in the queue by design, so it stays on its first rung.
 void CameraWorker::govern(double latency_ms) {
-  if (queue_overflow_blocks_ || ladder_->switching()) return;
+  if (queue_overflow_blocks_ || session_->switching()) return;
   const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
   const auto change = governor_->observe(latency_ms, now_s);
   {
@@ -295,21 +290,21 @@ void CameraWorker::govern(double latency_ms) {
   }
   if (!change) return;
   std::string error;
-  if (!ladder_->begin_switch(change->to, error)) {
-    log_->error("cannot move from rung {} to rung {}: {}", ladder_->name(), change->to, error);
-    governor_->rung_failed(change->to, ladder_->rung(), now_s);
+  if (!session_->begin_switch(change->to, error)) {
+    log_->error("cannot move from rung {} to rung {}: {}", session_->ladder().name(), change->to, error);
+    governor_->rung_failed(change->to, session_->ladder().rung(), now_s);
     return;
   }
   switch_reason_ = change->reason;
 }
 
 void CameraWorker::follow_switch() {
-  const auto done = ladder_->take_switch();
+  const auto done = session_->take_switch();
   if (!done) return;
   if (!done->error.empty()) {
-    log_->error("cannot move from rung {} to rung {}: {}", ladder_->name(), done->to, done->error);
+    log_->error("cannot move from rung {} to rung {}: {}", session_->ladder().name(), done->to, done->error);
     const double now_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-    governor_->rung_failed(done->to, ladder_->rung(), now_s);
+    governor_->rung_failed(done->to, session_->ladder().rung(), now_s);
     return;
   }
   {
@@ -318,14 +313,14 @@ void CameraWorker::follow_switch() {
     note_rung_locked();
   }
   note_engine();
-  log_->warn("rung {} -> {}: {}", ladder_->name_of(done->from), ladder_->name(),
+  log_->warn("rung {} -> {}: {}", session_->ladder().name_of(done->from), session_->ladder().name(),
              switch_reason_);
 }
 
 // A rung whose tracker failed was left by the ladder itself: one log line,
 // and the governor follows it there. True when that happened.
 bool CameraWorker::follow_failover(const std::string& when) {
-  const auto failover = ladder_->take_failover();
+  const auto failover = session_->take_failover();
   if (!failover) return false;
   log_->error("{}: {}", when, failover->message);
   if (failover->to == failover->from) return true;
@@ -345,7 +340,7 @@ bool CameraWorker::follow_failover(const std::string& when) {
 // stats lock: the model's version comes through the model cache's lock.
 void CameraWorker::note_engine() {
   const pipeline::EngineInfo engine =
-      pipeline::engine_info(ladder_->current_rung(), camera_, models_, backend::network_on_gpu());
+      pipeline::engine_info(session_->ladder().current_rung(), camera_, models_, backend::network_on_gpu());
   {
     std::lock_guard lock(stats_mutex_);
     stats_.engine = engine;
@@ -355,8 +350,8 @@ void CameraWorker::note_engine() {
 
 // The rung now in force into the stats (stats_mutex_ held).
 void CameraWorker::note_rung_locked() {
-  stats_.rung = std::string(ladder_->name());
-  stats_.rung_index = ladder_->rung();
+  stats_.rung = std::string(session_->ladder().name());
+  stats_.rung_index = session_->ladder().rung();
   if (std::find(stats_.rungs_used.begin(), stats_.rungs_used.end(), stats_.rung) == stats_.rungs_used.end()) {
     stats_.rungs_used.push_back(stats_.rung);
   }

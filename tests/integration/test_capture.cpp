@@ -9,8 +9,7 @@
 #include "edgetap/config/load.hpp"
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/capture/capture.hpp"
-#include "edgetap/tracking/klt_tracker.hpp"
-#include "edgetap/tracking/track_session.hpp"
+#include "edgetap/ladder/track_session.hpp"
 #include "support/rtsp_server.hpp"
 #include "support/temp_dir.hpp"
 #include "support/textures.hpp"
@@ -47,9 +46,13 @@ Motion measure_motion(const config::CameraConfig& camera, std::uint64_t max_fram
   pipeline::FrameQueue queue(64, camera.capture.pace == config::Pace::fast ? pipeline::FrameQueue::Overflow::block
                                                                            : pipeline::FrameQueue::Overflow::drop_oldest);
   pipeline::Capture capture(camera, queue, daemon::make_logger("capture"));
-  pipeline::TrackSession session(std::make_unique<pipeline::KltTracker>(camera.klt),
-                                 pipeline::QuerySeeder(camera.queries));
+  pipeline::ModelCache models;
+  std::vector<std::string> skipped;
   std::string error;
+  const std::unique_ptr<pipeline::TrackSession> built = pipeline::TrackSession::build(camera, models, skipped, error);
+  EXPECT_TRUE(built) << error;
+  if (!built) return {};
+  pipeline::TrackSession& session = *built;
   EXPECT_TRUE(capture.start(error)) << error;
   struct Seen { std::uint64_t index; float x, y; };
   std::map<std::string, Seen> last;

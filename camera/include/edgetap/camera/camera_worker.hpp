@@ -23,9 +23,8 @@
 #include "edgetap/capture/capture.hpp"
 #include "edgetap/capture/frame_queue.hpp"
 #include "edgetap/publish/message_sink.hpp"
-#include "edgetap/tracking/track_session.hpp"
 #include "edgetap/camera/compute_gate.hpp"
-#include "edgetap/ladder/laddered_tracker.hpp"
+#include "edgetap/ladder/track_session.hpp"
 #include "edgetap/ladder/latency_governor.hpp"
 #include "edgetap/ladder/tracker_factory.hpp"
 
@@ -113,7 +112,6 @@ class CameraWorker {
 
   std::string tracker_error_;
   std::unique_ptr<pipeline::TrackSession> session_;  // null when the tracker could not be made
-  pipeline::LadderedTracker* ladder_ = nullptr;       // the session's tracker
   std::unique_ptr<pipeline::LatencyGovernor> governor_;
   pipeline::ComputeGate& gate_;
   std::string switch_reason_;  // why the governor asked for the rung being built
