@@ -17,6 +17,7 @@
 #include "edgetap/gpu/gemm.hpp"
 #include "edgetap/kernels/cuda/check.hpp"
 #include "edgetap/kernels/cuda/track_ops.hpp"
+#include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
 #include "session_ops.hpp"
 
@@ -26,24 +27,13 @@ namespace k = edgetap::kernels::cuda;
 
 namespace {
 
-// The most the cross-track attention's scores and probabilities take at once: past
-// it they are computed a block of rows at a time (the same products, more of them).
-// At 1,024 points + the support grid, edgetap-large FP16: 16 instead of 78 MB.
-constexpr std::size_t kCrossScoreBytes = std::size_t{16} << 20;
-constexpr int kCrossRowMultiple = 32;
-
-// Rows of the [heads][rows][capacity] scores computed at once: all of them while
-// they fit kCrossScoreBytes, else the most that fit, a multiple of kCrossRowMultiple.
-int cross_track_rows(int heads, int capacity, std::size_t bytes_per_score) {
-  const std::size_t per_row = static_cast<std::size_t>(heads) * capacity * bytes_per_score;
-  const auto fit = static_cast<int>(kCrossScoreBytes / per_row);
-  if (fit >= capacity) return capacity;
-  return std::max(kCrossRowMultiple, fit / kCrossRowMultiple * kCrossRowMultiple);
-}
-
 void check_model_fits(const engine::ModelConfig& c) {
-  if (c.levels() > k::kMaxLevels) throw std::invalid_argument("the CUDA engine takes at most 5 pyramid levels");
-  if (c.window > k::kMaxWindow) throw std::invalid_argument("the CUDA engine takes a window of at most 32 frames");
+  if (c.levels() > k::kMaxLevels) {
+    throw std::invalid_argument("the CUDA engine takes at most " + std::to_string(k::kMaxLevels) + " pyramid levels");
+  }
+  if (c.window > k::kMaxWindow) {
+    throw std::invalid_argument("the CUDA engine takes a window of at most " + std::to_string(k::kMaxWindow) + " frames");
+  }
 }
 
 }  // namespace
