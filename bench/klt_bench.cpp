@@ -2,7 +2,7 @@
 // at a model size and point count, over frames decoded beforehand from a clip
 // so that only tracking is timed. Reports the median of several runs.
 //
-// usage: edgetap-klt-bench [--clip FILE] [--size N] [--grid G]... [--runs R]
+// usage: edgetap-klt-bench [--clip FILE] [--size N] [--grid G]... [--runs R]  (-h for help)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "edgetap/cli/command_line.hpp"
 #include "edgetap/config/load.hpp"
 #include "edgetap/daemon/logging.hpp"
 #include "edgetap/capture/capture.hpp"
@@ -73,13 +74,16 @@ int main(int argc, char** argv) {
   std::string clip = std::string(EDGETAP_SOURCE_ASSETS_DIR) + "/demo/vtest-pedestrians.avi";
   int size = 256, runs = 5;
   std::vector<int> grids;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string arg = argv[i];
-    if (arg == "--clip") clip = argv[i + 1];
-    else if (arg == "--size") size = std::atoi(argv[i + 1]);
-    else if (arg == "--grid") grids.push_back(std::atoi(argv[i + 1]));
-    else if (arg == "--runs") runs = std::atoi(argv[i + 1]);
-  }
+  const std::string description = "klt throughput on the CPU: frames/s of a klt camera's tracking, median of runs.";
+  CLI::App app(description, "edgetap-klt-bench");
+  cli::configure_app(app, description, "");
+  app.add_option("--clip", clip, "the clip decoded beforehand (default: the demo clip)");
+  cli::add_int_option(app, "--size", "model size, square (default 256)", 16, 4096, size);
+  app.add_option("--grid", grids, "grid side G of G x G points; repeat for several (default 16 and 32)")
+      ->check(CLI::Range(1, 128))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cli::add_int_option(app, "--runs", "runs per grid (default 5)", 1, 1000, runs);
+  if (const int exit = cli::parse_command_line(app, argc, argv); exit >= 0) return exit;
   if (grids.empty()) grids = {16, 32};
   daemon::set_log_level("warn");
   const std::vector<pipeline::Frame> frames = decode(clip, size);
