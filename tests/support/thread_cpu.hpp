@@ -5,10 +5,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -53,13 +53,17 @@ class ThreadCpu {
       text[n] = '\0';
       const char* after_name = std::strrchr(text, ')');
       if (after_name == nullptr) continue;
-      std::istringstream fields(after_name + 2);
-      std::string field;
-      unsigned long long utime = 0, stime = 0;
-      for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15: utime, stime (ticks)
-        if (i == 14) utime = std::stoull(field);
-        if (i == 15) stime = std::stoull(field);
+      // Fields 14 and 15: utime, stime (ticks); field 3 follows the name's ')'. Read without
+      // streams: under UBSan a stream's dynamic type check needs a pipe, which a process out
+      // of fds cannot make, and the stream is then reported as a bad object.
+      const char* cursor = after_name + 1;
+      for (int field = 3; field < 14; ++field) {
+        while (*cursor == ' ') ++cursor;
+        while (*cursor != ' ' && *cursor != '\0') ++cursor;
       }
+      char* end = nullptr;
+      const unsigned long long utime = std::strtoull(cursor, &end, 10);
+      const unsigned long long stime = std::strtoull(end, nullptr, 10);
       total += static_cast<double>(utime + stime) / tick;
     }
     return total;
