@@ -84,11 +84,8 @@ int run(int argc, char** argv) {
       engine::TrackingSession& session = *published;
       const ImageView first{clip[0].data(), size, size, static_cast<std::size_t>(size) * 3};
       session.push_frame(first);
-      std::vector<engine::Point2> grid;
-      for (int i = 0; i < points; ++i) {
-        const float cell = static_cast<float>(size) / static_cast<float>(side);
-        grid.push_back({(static_cast<float>(i % side) + 0.5f) * cell, (static_cast<float>(i / side) + 0.5f) * cell});
-      }
+      std::vector<engine::Point2> grid = engine::support_grid_points(side, size, size);
+      grid.resize(static_cast<std::size_t>(points));
       session.add_tracks(grid);
       const auto start = std::chrono::steady_clock::now();
       for (int t = 1; t < frames; ++t) {

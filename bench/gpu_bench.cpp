@@ -43,6 +43,7 @@
 #include <cuda_profiler_api.h>
 
 #include "edgetap/backend/engine_choice.hpp"
+#include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/gpu/cuda_session.hpp"
 #include "edgetap/gpu/cuda_stream.hpp"
 #include "edgetap/gpu/device_buffer.hpp"
@@ -98,11 +99,8 @@ Options parse(int argc, char** argv) {
 
 std::vector<engine::Point2> grid(int size, int points) {
   const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(points))));
-  const float cell = static_cast<float>(size) / static_cast<float>(side);
-  std::vector<engine::Point2> g;
-  for (int i = 0; i < points; ++i) {
-    g.push_back({(static_cast<float>(i % side) + 0.5f) * cell, (static_cast<float>(i / side) + 0.5f) * cell});
-  }
+  std::vector<engine::Point2> g = engine::support_grid_points(side, size, size);
+  g.resize(static_cast<std::size_t>(points));
   return g;
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/engine/template_aligner.hpp"
 #include "texture_frame.hpp"
 
@@ -27,6 +28,9 @@
 using namespace edgetap;
 
 namespace {
+
+// The benchmark's points stay this far from the frame's edges (pixels).
+constexpr int kMarginPx = 20;
 
 std::unique_ptr<engine::TemplateAligner> make_aligner(const std::string& name, const engine::TemplateAlignmentConfig& config,
                                                       int threads) {
@@ -82,10 +86,11 @@ int main(int argc, char** argv) {
   for (int points : point_counts) {
     const auto aligner = make_aligner(aligner_name, config, threads);
     const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(points))));
-    const float cell = static_cast<float>(size - 40) / static_cast<float>(side);
-    std::vector<engine::Point2> grid;
-    for (int i = 0; i < points; ++i) {
-      grid.push_back({20.f + (static_cast<float>(i % side) + 0.5f) * cell, 20.f + (static_cast<float>(i / side) + 0.5f) * cell});
+    std::vector<engine::Point2> grid = engine::support_grid_points(side, size - 2 * kMarginPx, size - 2 * kMarginPx);
+    grid.resize(static_cast<std::size_t>(points));
+    for (engine::Point2& p : grid) {
+      p.x += static_cast<float>(kMarginPx);
+      p.y += static_cast<float>(kMarginPx);
     }
     std::vector<int> handles(static_cast<std::size_t>(points));
     std::iota(handles.begin(), handles.end(), 0);

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "edgetap/pixel_scale.hpp"
+
 namespace edgetap::engine {
 
 std::vector<Point2> support_grid_points(int side, int width, int height) {
@@ -11,8 +13,8 @@ std::vector<Point2> support_grid_points(int side, int width, int height) {
   points.reserve(static_cast<std::size_t>(side) * static_cast<std::size_t>(side));
   for (int row = 0; row < side; ++row) {
     for (int col = 0; col < side; ++col) {
-      points.push_back({static_cast<float>((col + 0.5) / side * width - 0.5),
-                        static_cast<float>((row + 0.5) / side * height - 0.5)});
+      points.push_back({static_cast<float>(cell_centre(col, side, static_cast<double>(width))),
+                        static_cast<float>(cell_centre(row, side, static_cast<double>(height)))});
     }
   }
   return points;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "edgetap/pixel_scale.hpp"
 #include "jpeg_encoder.hpp"
 
 namespace edgetap::pipeline {
@@ -46,7 +47,7 @@ std::vector<std::uint8_t> snapshot_jpeg(const Frame& frame, const std::vector<Tr
     const double sy = static_cast<double>(height) / frame.height;
     const int radius = std::max(kMinRadius, width / kRadiusDivisor);
     for (const TrackPoint& p : *points) {
-      const cv::Point centre(cvRound((p.x + 0.5) * sx - 0.5), cvRound((p.y + 0.5) * sy - 0.5));
+      const cv::Point centre(cvRound(rescale_pixel<double>(p.x, sx)), cvRound(rescale_pixel<double>(p.y, sy)));
       draw_track(image, centre, p, radius);
     }
   }
