@@ -361,6 +361,13 @@ struct CudaStreamingSession<T>::Impl {
 
   // ---- Tracks.
 
+  // Set-up: room for `n` tracks before any is added, so that a warm-up grows the
+  // buffers ahead of its first capture and keeps every graph it captures.
+  void make_room(int n) {
+    DeviceSetupSection setup;
+    reserve(n);
+  }
+
   // Set-up (device_setup.hpp): it may grow every per-track buffer, and its
   // query step is the first use of the step's kernels in a new session.
   std::vector<int> add(std::span<const engine::Point2> pts) {
@@ -540,6 +547,7 @@ void CudaStreamingSession<T>::warm_up(int width, int height, int tracks) {
     if (!status) throw std::runtime_error(status.message());
   };
   try {
+    impl_->make_room(tracks);  // growing later would drop the graph of the frame without tracks
     push();  // the frame without tracks
     if (tracks > 0) {
       const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(tracks))));
