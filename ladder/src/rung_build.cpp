@@ -78,11 +78,15 @@ void RungBuild::push(Frame frame) {
   changed_.wait(lock, [&] { return backlog_.size() < kMaxBacklog || !error_.empty(); });
   if (!error_.empty()) return;
   backlog_.push_back(std::move(frame));
+  if (tracker_) ++given_since_made_;
   changed_.notify_all();
 }
 
 std::unique_ptr<Tracker> RungBuild::take() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  if (tracker_ && given_since_made_ >= kFramesBeforeWaiting) {
+    changed_.wait(lock, [&] { return (!working_ && backlog_.empty()) || !error_.empty(); });
+  }
   if (working_ || !backlog_.empty() || !error_.empty() || !tracker_) return nullptr;
   stopping_ = true;  // the thread, idle, ends without touching the tracker again
   changed_.notify_all();

@@ -25,10 +25,11 @@ using test::rung;
 
 namespace {
 
-// Leaves points where they are and counts the frames it saw.
+// Leaves points where they are and counts the frames it saw, taking `per_frame` for each.
 class StillTracker final : public Tracker {
  public:
-  explicit StillTracker(std::atomic<int>& frames) : frames_(frames) {}
+  explicit StillTracker(std::atomic<int>& frames, std::chrono::milliseconds per_frame = 0ms)
+      : frames_(frames), per_frame_(per_frame) {}
   std::string_view name() const noexcept override { return "still"; }
   void add_queries(std::span<const Query> q) override {
     for (const Query& query : q) {
@@ -41,6 +42,7 @@ class StillTracker final : public Tracker {
   }
   std::size_t size() const noexcept override { return points_.size(); }
   Status push_frame(const ImageView&, std::vector<TrackPoint>& out) noexcept override {
+    if (per_frame_ > 0ms) std::this_thread::sleep_for(per_frame_);
     ++frames_;
     out.clear();
     for (const Query& q : points_) out.push_back({q.id, q.x, q.y, true, 1.f, false});
@@ -49,6 +51,7 @@ class StillTracker final : public Tracker {
 
  private:
   std::atomic<int>& frames_;
+  const std::chrono::milliseconds per_frame_;
   std::vector<Query> points_;
 };
 
@@ -143,6 +146,40 @@ TEST(RungBuild, ARungBuiltBesideTheOneInForceTakesOverWithEveryFrameAndPoint) {
   EXPECT_NEAR(a->y, 12.f, 1e-3);
   EXPECT_NEAR(c->x, 50.f, 1e-3);
   EXPECT_NEAR(c->y, 8.f, 1e-3);
+}
+
+TEST(RungBuild, ARungSlowerThanTheOneInForceStillTakesOver) {
+  // The new rung takes 2 ms a frame, the one in force nothing, and the camera gives
+  // frames as fast as it can: the build is busy whenever it is asked. After
+  // kFramesBeforeWaiting frames the camera waits for it to catch up.
+  std::atomic<int> old_frames{0}, new_frames{0};
+  std::string error;
+  auto ladder = pipeline::LadderedTracker::make(
+      camera_at(64), {rung(64), rung(32)},
+      [&](const config::Rung& r, std::string&) -> std::unique_ptr<Tracker> {
+        if (r.width == 64) return std::make_unique<StillTracker>(old_frames);
+        return std::make_unique<StillTracker>(new_frames, 2ms);
+      },
+      error);
+  ASSERT_TRUE(ladder) << error;
+  ladder->add_queries(std::vector<Query>{{"a", 10.f, 12.f}});
+  const test::NetworkLessFrame frame(64);
+  std::vector<TrackPoint> out;
+  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+  ASSERT_TRUE(ladder->begin_switch(1, error)) << error;
+  int frames = 0;
+  const int most = 4 * static_cast<int>(pipeline::RungBuild::kMaxBacklog);  // before, it never took over
+  while (ladder->rung() == 0 && frames < most) {
+    ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
+    ++frames;
+  }
+  ASSERT_EQ(ladder->rung(), 1) << "after " << frames << " frames";
+  const auto done = ladder->take_switch();
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(done->error.empty()) << done->error;
+  EXPECT_EQ(new_frames.load(), 1 + frames) << "the new rung saw the switch's frame and every frame after it";
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, "a");
 }
 
 TEST(RungBuild, ABuildThatFailsLeavesTheRungInForceAndSaysWhy) {

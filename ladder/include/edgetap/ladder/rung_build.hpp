@@ -38,6 +38,10 @@ class RungBuild {
   // Frames a build may fall behind by before the camera waits for it: a
   // rung slower than the camera's rate would otherwise never catch up.
   static constexpr std::size_t kMaxBacklog = 90;
+  // Frames given after the tracker was made before take() waits for the build to
+  // catch up: a rung no faster than the one in force (or starved of cores beside it)
+  // would otherwise always be busy when asked, and never take over.
+  static constexpr std::size_t kFramesBeforeWaiting = 30;
 
   // Starts the thread: make, then `first` (empty: no frame yet), then `queries`
   // (in the new rung's pixels), then every frame given to push().
@@ -50,7 +54,8 @@ class RungBuild {
   // A frame the new tracker must see too. Waits while kMaxBacklog frames are queued.
   void push(Frame frame);
   // The tracker, once it has seen every frame given so far; null while it has
-  // not, and for a build that failed (error() then says why).
+  // not, and for a build that failed (error() then says why). Once the tracker
+  // was made and kFramesBeforeWaiting frames given since, it waits for that.
   std::unique_ptr<Tracker> take();
   bool failed() const;
   std::string error() const;
@@ -62,6 +67,7 @@ class RungBuild {
   std::condition_variable changed_;
   std::deque<Frame> backlog_;
   std::unique_ptr<Tracker> tracker_;  // set once made; handed out when the backlog is empty
+  std::size_t given_since_made_ = 0;  // frames push() took after the tracker was made
   bool working_ = true;               // the thread is making the tracker or pushing a frame
   bool stopping_ = false;
   std::string error_;
