@@ -54,15 +54,34 @@ const camera = "CAMERA";
 const img = document.getElementById("frame");
 const reply = document.getElementById("reply");
 const pointId = document.getElementById("point-id");
-function refresh() { img.src = "/cameras/" + camera + "/snapshot.jpg?tracks=1&t=" + Date.now(); }
-img.onload = () => setTimeout(refresh, 100);
-img.onerror = () => setTimeout(refresh, 1000);
+// Each frame is fetched and decoded first and shown only then: a snapshot that fails
+// (no frame yet, the daemon busy) leaves the last frame on the page, not a broken image.
+let shown = null;
+async function refresh() {
+  let url = null;
+  try {
+    const res = await fetch("/cameras/" + camera + "/snapshot.jpg?tracks=1&t=" + Date.now());
+    if (!res.ok) throw new Error("snapshot: HTTP " + res.status);
+    url = URL.createObjectURL(await res.blob());
+    const next = new Image();
+    next.src = url;
+    await next.decode();
+    img.src = url;
+    if (shown) URL.revokeObjectURL(shown);
+    shown = url;
+    setTimeout(refresh, 100);
+  } catch (error) {
+    if (url) URL.revokeObjectURL(url);
+    setTimeout(refresh, 1000);
+  }
+}
 // The next id: p1 -> p2, door -> door2.
 function nextId(id) {
   const m = /^(.*?)(\d+)$/.exec(id);
   return m ? m[1] + (Number(m[2]) + 1) : id + "2";
 }
 img.addEventListener("click", async (event) => {
+  if (!img.naturalWidth) return;  // no frame shown yet
   // Displayed pixels to source pixels, pixel centres at integer coordinates.
   const box = img.getBoundingClientRect();
   const clamp = (v, hi) => Math.min(Math.max(v, 0), hi);
