@@ -19,6 +19,7 @@
 #include "edgetap/kernels/cuda/track_ops.hpp"
 #include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
+#include "frame_graphs.hpp"
 #include "session_ops.hpp"
 
 namespace edgetap::gpu {
@@ -55,11 +56,6 @@ struct CudaStreamingSession<T>::Impl {
     clock_host.resize(1);
     *clock_host.data() = k::FrameClock{};
     reserve(initial_capacity);
-  }
-
-  // The buffers then free their memory on the stream, which goes last.
-  ~Impl() {
-    for (const HeldGraph& g : graphs_held) cudaGraphExecDestroy(g.exec);
   }
 
   // Sizes of one slot's state and of the step's rows.
@@ -110,12 +106,7 @@ struct CudaStreamingSession<T>::Impl {
     tracks.resize(cap);
     estimates.resize(cap);
     capacity = cap_;
-    drop_graphs();
-  }
-
-  void drop_graphs() {
-    for (const HeldGraph& g : graphs_held) EDGETAP_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
-    graphs_held.clear();
+    graphs_held.clear();  // they address the old buffers
   }
 
   // ---- The step: every iteration of every stepped row, enqueued on the stream.
@@ -273,24 +264,15 @@ struct CudaStreamingSession<T>::Impl {
     read_estimates(S);
   }
 
-  // Replays the captured frame, capturing it first for a new shape. The last
-  // few shapes stay captured (a clip's frame without tracks and with them,
-  // a camera switching between two point counts).
+  // Replays the captured frame of this shape, capturing it first when none is held.
   void run_graph(int S, int height, int width) {
-    const std::array<int, 3> key = {S, height, width};
-    auto found = std::find_if(graphs_held.begin(), graphs_held.end(), [&](const HeldGraph& g) { return g.key == key; });
-    if (found == graphs_held.end()) {
-      if (graphs_held.size() == kGraphsHeld) {
-        EDGETAP_CUDA_CHECK(cudaGraphExecDestroy(graphs_held.front().exec));
-        graphs_held.erase(graphs_held.begin());
-      }
-      graphs_held.push_back({key, S > 0 && !captured_tracks ? first_capture(S, height, width)
-                                                            : shared_capture(S, height, width)});
+    const cudaGraphExec_t exec = graphs_held.get({S, height, width}, [&] {
+      const cudaGraphExec_t made = S > 0 && !captured_tracks ? first_capture(S, height, width)
+                                                             : shared_capture(S, height, width);
       captured_tracks = captured_tracks || S > 0;
-      found = graphs_held.end() - 1;
-      ++captures;
-    }
-    EDGETAP_CUDA_CHECK(cudaGraphLaunch(found->exec, stream));
+      return made;
+    });
+    EDGETAP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
   }
 
   // Side by side with other cameras' captures (device_setup.hpp).
@@ -368,12 +350,22 @@ struct CudaStreamingSession<T>::Impl {
     reserve(n);
   }
 
-  // Set-up (device_setup.hpp): it may grow every per-track buffer, and its
-  // query step is the first use of the step's kernels in a new session.
+  // Set-up (device_setup.hpp) up to the last launch: it may grow every per-track
+  // buffer, and its query step may be a kernel's first launch in the process. The
+  // step then runs, and is waited for, beside other cameras' captures: 16 cameras
+  // adding their points at once no longer wait for each other's steps.
   std::vector<int> add(std::span<const engine::Point2> pts) {
     if (t < 0) throw std::logic_error("add_tracks needs a pushed frame");
     const int n = static_cast<int>(pts.size());
     if (n == 0) return {};
+    std::vector<int> handles = enqueue_added(pts);
+    owned_stream.wait();
+    read_estimates(n);
+    return handles;
+  }
+
+  std::vector<int> enqueue_added(std::span<const engine::Point2> pts) {
+    const int n = static_cast<int>(pts.size());
     DeviceSetupSection setup;
     // A quarter more than the last capacity, at least: the cross-track scores grow with its
     // square, so doubling for one added point would take 4x their memory.
@@ -407,8 +399,6 @@ struct CudaStreamingSession<T>::Impl {
     timer.reset(false);
     enqueue_step(n, true);
     download_estimates();
-    owned_stream.wait();
-    read_estimates(n);
     return handles;
   }
 
@@ -475,13 +465,7 @@ struct CudaStreamingSession<T>::Impl {
   bool graphs = true;
   bool profiling = false;
   engine::StepProfile profile;
-  struct HeldGraph {
-    std::array<int, 3> key;  // tracks stepped, frame height, frame width
-    cudaGraphExec_t exec;
-  };
-  static constexpr std::size_t kGraphsHeld = 4;
-  std::vector<HeldGraph> graphs_held;
-  int captures = 0;
+  FrameGraphs graphs_held;  // after the buffers: destroyed before them
   bool captured_tracks = false;  // whether a frame with tracks was captured yet
 };
 
@@ -591,7 +575,7 @@ const engine::StepProfile& CudaStreamingSession<T>::last_profile() const noexcep
 
 template <class T>
 int CudaStreamingSession<T>::graph_captures() const noexcept {
-  return impl_->captures;
+  return impl_->graphs_held.captures();
 }
 
 template class CudaStreamingSession<float>;

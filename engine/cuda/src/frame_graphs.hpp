@@ -1,0 +1,60 @@
+// The CUDA session's captured frames: a few graphs, each for one shape of frame
+// (tracks stepped, height, width), the oldest dropped past kHeld. A clip's frame
+// without tracks and with them, a camera moving between two point counts: each
+// stays captured. Dropped all at once when the buffers they address move.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "edgetap/kernels/cuda/check.hpp"
+
+namespace edgetap::gpu {
+
+class FrameGraphs {
+ public:
+  using Shape = std::array<int, 3>;  // tracks stepped, frame height, frame width
+  static constexpr std::size_t kHeld = 4;
+
+  FrameGraphs() = default;
+  FrameGraphs(const FrameGraphs&) = delete;
+  FrameGraphs& operator=(const FrameGraphs&) = delete;
+  ~FrameGraphs() {
+    for (const Held& g : held_) cudaGraphExecDestroy(g.exec);
+  }
+
+  // The graph of `shape`, made by `capture()` (counted) when none is held.
+  template <class Capture>
+  cudaGraphExec_t get(const Shape& shape, Capture&& capture) {
+    auto found = std::find_if(held_.begin(), held_.end(), [&](const Held& g) { return g.shape == shape; });
+    if (found != held_.end()) return found->exec;
+    if (held_.size() == kHeld) {
+      EDGETAP_CUDA_CHECK(cudaGraphExecDestroy(held_.front().exec));
+      held_.erase(held_.begin());
+    }
+    held_.push_back({shape, capture()});
+    ++captures_;
+    return held_.back().exec;
+  }
+
+  void clear() {
+    for (const Held& g : held_) EDGETAP_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
+    held_.clear();
+  }
+
+  int captures() const noexcept { return captures_; }
+
+ private:
+  struct Held {
+    Shape shape;
+    cudaGraphExec_t exec;
+  };
+  std::vector<Held> held_;
+  int captures_ = 0;
+};
+
+}  // namespace edgetap::gpu
