@@ -8,7 +8,7 @@
 // the P points (the network's columns include them); --no-support leaves them out.
 //
 // usage: edgetap-engine-bench [--model FILE.safetensors] [--size N] [--points P]... [--iters K] [--frames F] [--runs R]
-//                             [--no-refinement] [--no-support]
+//                             [--no-refinement] [--no-support]   (-h for help)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "edgetap/cli/command_line.hpp"
 #include "edgetap/engine/refined_session.hpp"
 #include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/engine/streaming_session.hpp"
@@ -34,25 +35,22 @@ int run(int argc, char** argv) {
   int size = 256, frames = 30, runs = 3, iters = 0;
   std::vector<int> point_counts;
   bool refinement = true, support = true;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--no-refinement") {
-      refinement = false;
-      continue;
-    }
-    if (arg == "--no-support") {
-      support = false;
-      continue;
-    }
-    if (i + 1 >= argc) break;
-    const char* value = argv[++i];
-    if (arg == "--model") model = value;
-    else if (arg == "--size") size = std::atoi(value);
-    else if (arg == "--points") point_counts.push_back(std::atoi(value));
-    else if (arg == "--frames") frames = std::atoi(value);
-    else if (arg == "--runs") runs = std::atoi(value);
-    else if (arg == "--iters") iters = std::atoi(value);
-  }
+  const std::string description = "The CPU engine's per-frame latency, as published and as the network alone.";
+  CLI::App app(description, "edgetap-engine-bench");
+  cli::configure_app(app, description, "");
+  app.add_option("--model", model, "the network's weights, its .json beside (default: edgetap-small)")
+      ->type_name("FILE");
+  cli::add_int_option(app, "--size", "frame side in pixels (default 256)", 16, 4096, size);
+  cli::add_int_list_option(app, "--points", "point counts (default 256 and 1024)", 1, 1 << 16, point_counts);
+  cli::add_int_option(app, "--frames", "frames per run (default 30)", 2, 100000, frames);
+  cli::add_int_option(app, "--runs", "runs, the median reported (default 3)", 1, 1000, runs);
+  cli::add_int_option(app, "--iters", "refinement iterations (default: the model's own)", 1, 16, iters);
+  bool unrefined = false, unsupported = false;
+  app.add_flag("--no-refinement", unrefined, "without the template refinement the model's .json may declare");
+  app.add_flag("--no-support", unsupported, "without the support grid the model's .json may declare");
+  if (const int status = cli::parse_command_line(app, argc, argv); status >= 0) return status;
+  refinement = !unrefined;
+  support = !unsupported;
   if (point_counts.empty()) point_counts = {256, 1024};
   const engine::Network network =
       engine::load_network(model, std::filesystem::path(model).replace_extension(".json").string());

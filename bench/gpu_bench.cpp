@@ -24,7 +24,7 @@
 //
 // usage: edgetap-bench [--model FILE.safetensors] [--precision fp32|fp16|both]
 //          [--size N] [--runs R] [--workloads w1,w2,w3,profile,memory,ceilings] [--w2-points P,P,...] [--w2-frames F]
-//          [--cameras N,N,...]
+//          [--cameras N,N,...]   (-h for help)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -34,7 +34,6 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -43,6 +42,7 @@
 #include <cuda_profiler_api.h>
 
 #include "edgetap/backend/engine_choice.hpp"
+#include "edgetap/cli/command_line.hpp"
 #include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/gpu/cuda_session.hpp"
 #include "edgetap/gpu/cuda_stream.hpp"
@@ -70,31 +70,24 @@ struct Options {
   bool runs_workload(const std::string& w) const { return workloads.find(w) != std::string::npos; }
 };
 
-std::vector<int> int_list(const std::string& text) {
-  std::vector<int> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(std::atoi(item.c_str()));
-  return out;
-}
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string arg = argv[i], value = argv[i + 1];
-    if (arg == "--model") o.model = value;
-    else if (arg == "--precision") o.precisions = value == "both" ? std::vector<std::string>{"fp32", "fp16"} : std::vector<std::string>{value};
-    else if (arg == "--size") o.size = std::atoi(value.c_str());
-    else if (arg == "--runs") o.runs = std::atoi(value.c_str());
-    else if (arg == "--w2-points") o.w2_points = int_list(value);
-    else if (arg == "--w2-frames") o.w2_frames = std::atoi(value.c_str());
-    else if (arg == "--cameras") o.cameras = int_list(value);
-    else if (arg == "--workloads") o.workloads = value;
-    else throw std::invalid_argument("unknown option " + arg);
-  }
-  for (const std::string& p : o.precisions) {
-    if (p != "fp32" && p != "fp16") throw std::invalid_argument("--precision takes fp32, fp16 or both, not " + p);
-  }
-  return o;
+// Returns -1 when parsed, else the exit status (0 after the help, 2 for bad arguments).
+int parse(int argc, char** argv, Options& o) {
+  const std::string description = "The CUDA engine's speed on the workloads of bench/NOTES-gpu.md.";
+  CLI::App app(description, "edgetap-bench");
+  cli::configure_app(app, description, "Workloads: w1, w2, w3, profile, memory, ceilings (this file's header).");
+  app.add_option("--model", o.model, "the network's weights, its .json beside (default: edgetap-small)")
+      ->type_name("FILE");
+  std::string precision = "both";
+  app.add_option("--precision", precision, "fp32, fp16 or both (default)")->check(CLI::IsMember({"fp32", "fp16", "both"}));
+  cli::add_int_option(app, "--size", "frame side in pixels (default 256)", 16, 4096, o.size);
+  cli::add_int_option(app, "--runs", "runs of W1 and W3, the median reported (default 5)", 1, 1000, o.runs);
+  app.add_option("--workloads", o.workloads, "comma-separated (default w1,w2,w3)")->type_name("LIST");
+  cli::add_int_list_option(app, "--w2-points", "W2's point counts (default 256,1024,4096)", 1, 1 << 16, o.w2_points);
+  cli::add_int_option(app, "--w2-frames", "W2's frames (default 100)", 2, 100000, o.w2_frames);
+  cli::add_int_list_option(app, "--cameras", "W3's camera counts (default 1,2,4)", 1, 256, o.cameras);
+  if (const int status = cli::parse_command_line(app, argc, argv); status >= 0) return status;
+  if (precision != "both") o.precisions = {precision};
+  return -1;
 }
 
 std::vector<engine::Point2> grid(int size, int points) {
@@ -353,7 +346,8 @@ void run_precision(const engine::Network& net, const Options& o, const char* pre
 }
 
 int run(int argc, char** argv) {
-  const Options o = parse(argc, argv);
+  Options o;
+  if (const int status = parse(argc, argv, o); status >= 0) return status;
   const kernels::GpuProbe probe = kernels::probe_gpus();
   std::printf("%s\n", kernels::describe_backend_choice(probe).c_str());
   if (probe.devices.empty()) return 2;

@@ -79,9 +79,7 @@ int main(int argc, char** argv) {
   cli::configure_app(app, description, "");
   app.add_option("--clip", clip, "the clip decoded beforehand (default: the demo clip)");
   cli::add_int_option(app, "--size", "model size, square (default 256)", 16, 4096, size);
-  app.add_option("--grid", grids, "grid side G of G x G points; repeat for several (default 16 and 32)")
-      ->check(CLI::Range(1, 128))
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cli::add_int_list_option(app, "--grid", "grid sides G of G x G points (default 16 and 32)", 1, 128, grids);
   cli::add_int_option(app, "--runs", "runs per grid (default 5)", 1, 1000, runs);
   if (const int exit = cli::parse_command_line(app, argc, argv); exit >= 0) return exit;
   if (grids.empty()) grids = {16, 32};

@@ -5,7 +5,7 @@
 // aligner (on --threads threads) or, in a build with the CUDA engine, the
 // GPU's (wall time of the whole call: upload, kernels, one synchronization).
 //
-// usage: edgetap-refine-bench [--aligner cpu|cuda] [--threads N] [--size N] [--points P]... [--frames F] [--runs R]
+// usage: edgetap-refine-bench [--aligner cpu|cuda] [--threads N] [--size N] [--points P]... [--frames F] [--runs R]   (-h for help)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "edgetap/cli/command_line.hpp"
 #include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/engine/template_aligner.hpp"
 #include "texture_frame.hpp"
@@ -47,15 +48,17 @@ int main(int argc, char** argv) {
   int size = 256, frames = 10, runs = 5, threads = 1;
   std::string aligner_name = "cpu";
   std::vector<int> point_counts;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string arg = argv[i];
-    if (arg == "--size") size = std::atoi(argv[i + 1]);
-    else if (arg == "--points") point_counts.push_back(std::atoi(argv[i + 1]));
-    else if (arg == "--frames") frames = std::atoi(argv[i + 1]);
-    else if (arg == "--runs") runs = std::atoi(argv[i + 1]);
-    else if (arg == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (arg == "--aligner") aligner_name = argv[i + 1];
-  }
+  const std::string description = "Template refinement's speed: ms per frame at several point counts.";
+  CLI::App app(description, "edgetap-refine-bench");
+  cli::configure_app(app, description, "");
+  app.add_option("--aligner", aligner_name, "cpu (default) or cuda (CUDA builds only)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cli::add_int_option(app, "--threads", "the CPU aligner's threads (default 1)", 1, 256, threads);
+  cli::add_int_option(app, "--size", "frame side in pixels (default 256)", 64, 4096, size);
+  cli::add_int_list_option(app, "--points", "point counts (default 64, 256 and 1024)", 1, 1 << 16, point_counts);
+  cli::add_int_option(app, "--frames", "frames per run (default 10)", 2, 100000, frames);
+  cli::add_int_option(app, "--runs", "runs, the median reported (default 5)", 1, 1000, runs);
+  if (const int status = cli::parse_command_line(app, argc, argv); status >= 0) return status;
   if (point_counts.empty()) point_counts = {64, 256, 1024};
   const engine::TemplateAlignmentConfig config;
   std::unique_ptr<engine::TemplateAligner> probe;  // the aligner can be made here

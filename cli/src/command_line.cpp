@@ -59,6 +59,20 @@ CLI::Option* add_int_option(CLI::App& app, const std::string& name, const std::s
   return add_number_option<long>(app, name, help, lo, hi, out, kReadInt);
 }
 
+CLI::Option* add_int_list_option(CLI::App& app, const std::string& name, const std::string& help, int lo, int hi,
+                                 std::vector<int>& out) {
+  return app.add_option(name, out, help)
+      ->delimiter(',')
+      ->check(CLI::Range(lo, hi))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->type_name("N");
+}
+
+CLI::Option* add_real_option(CLI::App& app, const std::string& name, const std::string& help, double lo, double hi,
+                             double& out) {
+  return add_number_option<double>(app, name, help, lo, hi, out, daemon::read_real_option);
+}
+
 CLI::Option* add_seconds_option(CLI::App& app, const std::string& name, const std::string& help, double lo, double hi,
                                 double& out) {
   return add_number_option<double>(app, name, help, lo, hi, out, daemon::read_seconds_option);

@@ -35,15 +35,30 @@ bool read_int_option(const char* command, const std::string& option, const char*
   return true;
 }
 
-bool read_seconds_option(const char* command, const std::string& option, const char* text, double lo, double hi,
-                         double& out) {
+namespace {
+
+// A finite number of `what` (e.g. "seconds ") within [lo, hi].
+bool read_finite_option(const char* command, const std::string& option, const char* text, double lo, double hi,
+                        const char* what, double& out) {
   double value = 0;
   if (!parse_whole(text, value) || !std::isfinite(value) || value < lo || value > hi) {
-    std::fprintf(stderr, "%s: %s must be seconds %g..%g, not '%s'\n", command, option.c_str(), lo, hi, text);
+    std::fprintf(stderr, "%s: %s must be %s%g..%g, not '%s'\n", command, option.c_str(), what, lo, hi, text);
     return false;
   }
   out = value;
   return true;
+}
+
+}  // namespace
+
+bool read_real_option(const char* command, const std::string& option, const char* text, double lo, double hi,
+                      double& out) {
+  return read_finite_option(command, option, text, lo, hi, "a number ", out);
+}
+
+bool read_seconds_option(const char* command, const std::string& option, const char* text, double lo, double hi,
+                         double& out) {
+  return read_finite_option(command, option, text, lo, hi, "seconds ", out);
 }
 
 }  // namespace edgetap::daemon

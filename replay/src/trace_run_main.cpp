@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "answer_pass.hpp"
+#include "edgetap/cli/command_line.hpp"
 #include "edgetap/backend/engine_choice.hpp"
 #include "edgetap/engine/edgetap_tracker.hpp"
 #include "edgetap/engine/model_config.hpp"
@@ -24,24 +25,10 @@ namespace {
 
 using namespace edgetap;
 
-constexpr const char* kUsage = R"(usage: edgetap-trace-run TRACE_DIR OUT_FILE [options]
-
-Answers the trace in TRACE_DIR (trace.jsonl and frames/, from edgetap eval
---record-trace) with the edgetap network and writes the answered trace to
-OUT_FILE, for edgetap eval --replay-trace OUT_FILE.
-  --model FILE.safetensors  the network's weights, its .json beside (default:
-                      models/edgetap-small.safetensors); use the recording's model
-  --engine ENGINE     cpu (default), cuda-fp32 or cuda-fp16 (CUDA builds only)
-  --visible-threshold X  a point is visible when the model's visible score >= X
-                      (default: the model's own)
-  --iters N           refinement iterations per frame (default: the model's own)
-  --no-refinement     publish the network's positions, without the template
-                      refinement the model's .json may declare
-  --support-grid N    track an unpublished N x N grid of support points from each
-                      pass's first frame (default: the model's .json; 0: none)
-  --quiet             no progress on stderr
-Exit status: 0 answered, 1 bad input or a tracker failure, 2 bad arguments.
-)";
+constexpr const char* kDescription =
+    "Answers the trace in TRACE_DIR (trace.jsonl and frames/, from edgetap eval --record-trace) with the edgetap\n"
+    "network and writes the answered trace to OUT_FILE, for edgetap eval --replay-trace OUT_FILE.";
+constexpr const char* kFooter = "Exit status: 0 answered, 1 bad input or a tracker failure, 2 bad arguments.";
 
 struct Options {
   std::filesystem::path trace;
@@ -61,77 +48,59 @@ std::string default_model() {
   return std::string(EDGETAP_SOURCE_DIR) + "/" + relative;
 }
 
-bool read_number(const char* text, double lo, double hi, double& out) {
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(v >= lo && v <= hi)) return false;
-  out = v;
-  return true;
-}
-
-// Returns 0 when parsed, else the exit status (help: 0 with `done`).
-int parse(int argc, char** argv, Options& o, bool& done) {
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    double number = 0;
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      done = true;
-      return 0;
-    } else if (arg == "--model" && has_value) {
-      o.model = argv[++i];
-    } else if (arg == "--engine" && has_value) {
-      const auto kind = backend::engine_named(argv[++i]);
-      if (!kind) {
-        std::fprintf(stderr, "edgetap-trace-run: --engine must be cpu, cuda-fp32 or cuda-fp16, not '%s'\n", argv[i]);
-        return 2;
-      }
-      if (*kind != backend::EngineKind::cpu && !backend::have_cuda_engine()) {
-        std::fprintf(stderr, "edgetap-trace-run: --engine %s: this build has no CUDA engine (build with "
-                             "EDGETAP_CUDA=ON, e.g. the core-only preset on a GPU host)\n", argv[i]);
-        return 2;
-      }
-      o.engine = *kind;
-    } else if (arg == "--visible-threshold" && has_value) {
-      if (!read_number(argv[++i], 0, 1, number)) {
-        std::fprintf(stderr, "edgetap-trace-run: --visible-threshold must be a number in [0, 1], not '%s'\n", argv[i]);
-        return 2;
-      }
-      o.visible_threshold = static_cast<float>(number);
-    } else if (arg == "--iters" && has_value) {
-      if (!read_number(argv[++i], 1, 16, number) || number != static_cast<int>(number)) {
-        std::fprintf(stderr, "edgetap-trace-run: --iters must be an integer in [1, 16], not '%s'\n", argv[i]);
-        return 2;
-      }
-      o.iters = static_cast<int>(number);
-    } else if (arg == "--no-refinement") {
-      o.refine = false;
-    } else if (arg == "--support-grid" && has_value) {
-      if (!read_number(argv[++i], 0, engine::kMaxSupportGrid, number) || number != static_cast<int>(number)) {
-        std::fprintf(stderr, "edgetap-trace-run: --support-grid must be an integer in [0, %d], not '%s'\n",
-                     engine::kMaxSupportGrid, argv[i]);
-        return 2;
-      }
-      o.support_grid = static_cast<int>(number);
-    } else if (arg == "--quiet") {
-      o.quiet = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "edgetap-trace-run: unknown or incomplete argument '%s'\n%s", arg.c_str(), kUsage);
-      return 2;
-    } else {
-      positional.push_back(arg);
-    }
-  }
-  if (positional.size() != 2) {
-    std::fprintf(stderr, "edgetap-trace-run: give TRACE_DIR and OUT_FILE\n%s", kUsage);
-    return 2;
-  }
-  o.trace = positional[0];
-  o.out = positional[1];
+// Returns -1 when parsed, else the exit status (0 after the help, 2 for bad arguments).
+int parse(int argc, char** argv, Options& o) {
+  CLI::App app(kDescription, "edgetap-trace-run");
+  cli::configure_app(app, kDescription, kFooter);
+  std::string trace, out;
+  app.add_option("TRACE_DIR", trace, "the recorded trace's folder (or its trace.jsonl)")->required();
+  app.add_option("OUT_FILE", out, "the answered trace to write")->required();
+  app.add_option("--model", o.model,
+                 "the network's weights, its .json beside (default: models/edgetap-small.safetensors); use the "
+                 "recording's model")
+      ->type_name("FILE");
+  cli::add_checked_option(app, "--engine", "cpu (default), cuda-fp32 or cuda-fp16 (CUDA builds only)",
+                          [&o](const std::string& name) {
+                            const auto kind = backend::engine_named(name);
+                            if (!kind) {
+                              std::fprintf(stderr, "edgetap-trace-run: --engine must be cpu, cuda-fp32 or cuda-fp16, "
+                                                   "not '%s'\n", name.c_str());
+                              return false;
+                            }
+                            if (*kind != backend::EngineKind::cpu && !backend::have_cuda_engine()) {
+                              std::fprintf(stderr, "edgetap-trace-run: --engine %s: this build has no CUDA engine "
+                                                   "(build with EDGETAP_CUDA=ON, e.g. the core-only preset on a GPU "
+                                                   "host)\n", name.c_str());
+                              return false;
+                            }
+                            o.engine = *kind;
+                            return true;
+                          })
+      ->type_name("ENGINE");
+  double visible = 0;
+  auto* threshold = cli::add_real_option(app, "--visible-threshold",
+                                         "a point is visible when the model's visible score >= X (default: the "
+                                         "model's own)", 0, 1, visible)
+                             ->type_name("X");
+  cli::add_int_option(app, "--iters", "refinement iterations per frame (default: the model's own)", 1, 16, o.iters)
+      ->type_name("N");
+  bool unrefined = false;
+  app.add_flag("--no-refinement", unrefined,
+               "publish the network's positions, without the template refinement the model's .json may declare");
+  int support = 0;
+  auto* grid = cli::add_int_option(app, "--support-grid",
+                                   "track an unpublished N x N grid of support points from each pass's first frame "
+                                   "(default: the model's .json; 0: none)", 0, engine::kMaxSupportGrid, support)
+                   ->type_name("N");
+  app.add_flag("--quiet", o.quiet, "no progress on stderr");
+  if (const int status = cli::parse_command_line(app, argc, argv); status >= 0) return status;
+  o.trace = trace;
+  o.out = out;
+  if (threshold->count() > 0) o.visible_threshold = static_cast<float>(visible);
+  o.refine = !unrefined;
+  if (grid->count() > 0) o.support_grid = support;
   if (o.model.empty()) o.model = default_model();
-  return 0;
+  return -1;
 }
 
 int run(const Options& o) {
@@ -175,8 +144,7 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  bool done = false;
-  if (const int status = parse(argc, argv, o, done); status != 0 || done) return status;
+  if (const int status = parse(argc, argv, o); status >= 0) return status;
   try {
     return run(o);
   } catch (const std::exception& e) {

@@ -83,6 +83,16 @@ const TrackPoint* find(const std::vector<TrackPoint>& out, const std::string& id
   return nullptr;
 }
 
+// Point "a" added, one frame tracked, then a move to rung 1 begun.
+testing::AssertionResult begin_switch_with_a_point(pipeline::LadderedTracker& ladder,
+                                                   const test::NetworkLessFrame& frame, std::vector<TrackPoint>& out) {
+  ladder.add_queries(std::vector<Query>{{"a", 10.f, 12.f}});
+  if (!ladder.push_frame(frame.view(), out).is_ok()) return testing::AssertionFailure() << "the first frame failed";
+  std::string error;
+  if (!ladder.begin_switch(1, error)) return testing::AssertionFailure() << error;
+  return testing::AssertionSuccess();
+}
+
 }  // namespace
 
 TEST(RungBuild, ARungBuiltBesideTheOneInForceTakesOverWithEveryFrameAndPoint) {
@@ -162,11 +172,9 @@ TEST(RungBuild, ARungSlowerThanTheOneInForceStillTakesOver) {
       },
       error);
   ASSERT_TRUE(ladder) << error;
-  ladder->add_queries(std::vector<Query>{{"a", 10.f, 12.f}});
   const test::NetworkLessFrame frame(64);
   std::vector<TrackPoint> out;
-  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
-  ASSERT_TRUE(ladder->begin_switch(1, error)) << error;
+  ASSERT_TRUE(begin_switch_with_a_point(*ladder, frame, out));
   int frames = 0;
   const int most = 4 * static_cast<int>(pipeline::RungBuild::kMaxBacklog);  // before, it never took over
   while (ladder->rung() == 0 && frames < most) {
@@ -194,11 +202,9 @@ TEST(RungBuild, ABuildThatFailsLeavesTheRungInForceAndSaysWhy) {
       },
       error);
   ASSERT_TRUE(ladder) << error;
-  ladder->add_queries(std::vector<Query>{{"a", 10.f, 12.f}});
   const test::NetworkLessFrame frame(64);
   std::vector<TrackPoint> out;
-  ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());
-  ASSERT_TRUE(ladder->begin_switch(1, error)) << error;
+  ASSERT_TRUE(begin_switch_with_a_point(*ladder, frame, out));
   std::optional<pipeline::LadderedTracker::Switch> done;
   for (int i = 0; i < 2000 && !done; ++i) {
     ASSERT_TRUE(ladder->push_frame(frame.view(), out).is_ok());

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace edgetap::cli {
 
@@ -27,6 +28,11 @@ CLI::Option* add_int_option(CLI::App& app, const std::string& name, const std::s
                             int& out);
 CLI::Option* add_int_option(CLI::App& app, const std::string& name, const std::string& help, long lo, long hi,
                             long& out);
+// Integers within a range, the option repeated or its values comma-separated (--points 64,256).
+CLI::Option* add_int_list_option(CLI::App& app, const std::string& name, const std::string& help, int lo, int hi,
+                                 std::vector<int>& out);
+CLI::Option* add_real_option(CLI::App& app, const std::string& name, const std::string& help, double lo, double hi,
+                             double& out);
 CLI::Option* add_seconds_option(CLI::App& app, const std::string& name, const std::string& help, double lo, double hi,
                                 double& out);
 

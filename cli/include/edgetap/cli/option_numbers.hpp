@@ -10,6 +10,8 @@ namespace edgetap::daemon {
 // and return false; `out` is then unchanged.
 bool read_int_option(const char* command, const std::string& option, const char* text, long lo, long hi, long& out);
 bool read_int_option(const char* command, const std::string& option, const char* text, int lo, int hi, int& out);
+bool read_real_option(const char* command, const std::string& option, const char* text, double lo, double hi,
+                      double& out);
 bool read_seconds_option(const char* command, const std::string& option, const char* text, double lo, double hi,
                          double& out);
 
