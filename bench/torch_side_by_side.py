@@ -7,7 +7,7 @@ uint8 before timing; each frame is widened to float inside the timed region.
 
 Modes (each: --warmup untimed clips, then --runs clips timed with CUDA events around the whole
 clip; then one profiled clip counting kernels, launch API calls and the peak memory):
-  fp32       engine.track_clip: the streaming reference (training/STREAMING.md), FP32, TF32 off.
+  fp32       engine.track_clip: the streaming reference (engine/STREAMING.md), FP32, TF32 off.
   autocast   the same under torch.autocast(float16) (bfloat16 on the CPU).
   compile    torch.compile (--compile-mode) of the encoder and of one whole sync-free tracker
              step (StreamingTracker.step_features), the tracker restarted per clip; if the step

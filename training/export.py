@@ -188,7 +188,7 @@ def export_model(model, models_dir, golden_dir, name, visible_rule="vis", traini
         **({"refinement": dict(refinement)} if refinement else {}),
         **({"support_grid": support_grid} if support_grid else {}),
         "conventions": CONVENTIONS,
-        "streaming": "training/STREAMING.md",
+        "streaming": "engine/STREAMING.md",
         "params": count_params(model),
         "tensors": {k: list(v.shape) for k, v in sorted(sd.items())},
         "cost_gflop_per_frame": {f"{s}x{s}@{n}": round(frame_flops(cfg, s, s, n)["total"] / 1e9, 3)

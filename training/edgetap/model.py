@@ -4,11 +4,11 @@ Two forwards compute the same function (tests/test_model.py checks it):
   * `EdgeTap.forward_parallel` - all frames of a clip at once, used for training; given the
     initial estimate of every (track, frame), the causal attention mask reproduces streaming.
   * `engine.StreamingTracker` - one frame at a time with key/value caches, the reference
-    for the C++ engine (training/STREAMING.md describes it op by op).
+    for the C++ engine (engine/STREAMING.md describes it op by op).
 
 Coordinates: pixels of the model input, pixel centers at integer coordinates, x right, y down.
 A pyramid level of stride s holds feature cell (u, v) at image position (s*u, s*v), so an image
-point p maps to feature coordinates p / s (see STREAMING.md "Conventions").
+point p maps to feature coordinates p / s (see engine/STREAMING.md "Conventions").
 """
 import math
 from dataclasses import asdict, dataclass
@@ -116,7 +116,7 @@ def correlation_reads(cfg):
 
 
 # ----------------------------------------------------------------------------------------------
-# Elementary ops with documented conventions (mirrored in STREAMING.md)
+# Elementary ops with documented conventions (mirrored in engine/STREAMING.md)
 
 def upsample2(x):
     """[..., H, W] -> [..., 2H, 2W]: out[2i] = in[i], out[2i+1] = (in[i] + in[min(i+1, n-1)]) / 2,

@@ -46,10 +46,10 @@ struct ModelConfig {
   int size_multiple = 1;              // input sides must be multiples of this
   std::vector<int> cross_after;       // temporal blocks followed by a cross-track attention layer
   // A frame's first iteration enters at the previous output plus this much of its last
-  // displacement (training/STREAMING.md, step 5); 0, absent from files before round 24: the previous output.
+  // displacement (engine/STREAMING.md, step 5); 0, absent from files before round 24: the previous output.
   float entry_velocity = 0.f;
   // A second descriptor set per track, sampled at its output in the previous frame and correlated
-  // beside the query's (training/STREAMING.md); false, absent from files before round 25. Needs
+  // beside the query's (engine/STREAMING.md); false, absent from files before round 25. Needs
   // entry_velocity 0.
   bool recent_descriptors = false;
   // The query's descriptors of each level also correlated with the next coarser and the next finer

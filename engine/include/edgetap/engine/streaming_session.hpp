@@ -1,6 +1,6 @@
 // The EdgeTAP network streaming over a camera, on the CPU: push a frame, get
 // every track's estimate for it. Exactly the semantics of the PyTorch
-// reference (training/edgetap/engine.py, training/STREAMING.md):
+// reference (training/edgetap/engine.py, engine/STREAMING.md):
 //   - a track starts at a point of the last pushed frame (its query frame):
 //     its descriptor is sampled there and it runs one "query step" that fills
 //     its anchor keys/values;
@@ -88,7 +88,7 @@ class StreamingSession final : public TrackingSession {
   // Writes [levels][query_cells][D]: the query_patch^2 neighbourhood of descriptors around p in
   // the last pushed frame's pyramid.
   void sample_descriptors(Point2 p, std::vector<float>& out) const;
-  // x_ += the cross-track layer over the S stepped tracks (training/STREAMING.md): in the
+  // x_ += the cross-track layer over the S stepped tracks (engine/STREAMING.md): in the
   // continuing pass every track attends to all of them; a track at its query frame only to itself.
   void cross_track(const CrossTrackWeights& cw, int S, bool query_step);
   // Writes heads x (window + 1) floats: the track's additive attention bias this frame.

@@ -1,6 +1,6 @@
 // What the edgetap tracker drives: the network streaming over one camera, on
 // the CPU (engine::StreamingSession) or on a GPU (gpu::CudaStreamingSession).
-// Both follow the same semantics (training/STREAMING.md) and hand out the same
+// Both follow the same semantics (engine/STREAMING.md) and hand out the same
 // track handles for the same calls.
 #pragma once
 
