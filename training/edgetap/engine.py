@@ -1,4 +1,4 @@
-"""Streaming reference: one frame in, one estimate per track out (training/STREAMING.md).
+"""Streaming reference: one frame in, one estimate per track out (engine/STREAMING.md).
 
 State per track: query frame tq, query point pq, query descriptors (query_patch^2 D-vectors per level),
 with cfg.recent_descriptors as many more sampled at its last output in the frame it was made,
