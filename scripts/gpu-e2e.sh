@@ -21,7 +21,7 @@
 #   fault 4 cameras, EDGETAP_INJECT_CUDA_FAULT=600: one camera's session fails after
 #         20 s; it falls back one rung and publishes again, the others keep their rate
 #   starts 2, 4 and 16 cameras (starts-N: N cameras) started E2E_STARTS times each (default 10) for E2E_START_SECONDS
-#         (default 8): aborts, failed rungs, and frames captured but not tracked
+#         (default 8): aborts, failed rungs, frames captured but not tracked, and the range of the cameras' latency p99 over a start
 # E2E_SECONDS (default 60) is each scenario's length, E2E_POINTS_SIDE (32) the grid's
 # side, E2E_SCENARIOS (default "one four many fault starts") which run, E2E_LADDER (a
 # YAML list of rungs) every camera's ladder instead of the default, E2E_DAEMON_ENV
@@ -230,6 +230,7 @@ import json, sys
 work, n, times, aborts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 captured = tracked = drops = strided = failures = changes = lost = 0
 rungs = set()
+p99s = []
 for i in range(1, times + 1):
     try:
         cams = json.load(open(f"{work}/stats-{i}.json")).get("cameras", [])
@@ -242,9 +243,12 @@ for i in range(1, times + 1):
         failures += c.get("rung_failures", 0); changes += c.get("rung_changes", 0)
     for s in seen.values():
         rungs.update(s["rungs"]); lost += len(s["ids_lost_at_rung_change"])
+        if s.get("latency_ms_p99") is not None:
+            p99s.append(s["latency_ms_p99"])
 print(f"== starts: {n} cameras x {times} starts: {aborts} aborts, {failures} failed rungs, {changes} rung changes, "
       f"{tracked} of {captured} captured frames tracked ({drops} dropped by the queue, {strided} strided, "
-      f"the rest in flight at the stats request), ids lost at a rung change {lost} times; rungs seen: {', '.join(sorted(rungs))}")
+      f"the rest in flight at the stats request), ids lost at a rung change {lost} times; rungs seen: {', '.join(sorted(rungs))}; "
+      f"latency p99 of a camera over a start {min(p99s, default=0):.1f}-{max(p99s, default=0):.1f} ms")
 PY
 }
 
