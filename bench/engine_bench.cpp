@@ -11,7 +11,6 @@
 //                             [--no-refinement] [--no-support]   (-h for help)
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -66,7 +65,6 @@ int run(int argc, char** argv) {
   std::printf("%7s %9s %9s | %8s %8s %8s %8s %8s %8s  (ms/frame)\n", "points", "frames/s", "ms/frame", "encoder", "corr",
               "token", "blocks", "head", "refine");
   for (int points : point_counts) {
-    const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(points))));
     std::vector<double> seconds;
     engine::StepProfile sum;
     double refine_ms = 0;
@@ -82,9 +80,7 @@ int run(int argc, char** argv) {
       engine::TrackingSession& session = *published;
       const ImageView first{clip[0].data(), size, size, static_cast<std::size_t>(size) * 3};
       session.push_frame(first);
-      std::vector<engine::Point2> grid = engine::support_grid_points(side, size, size);
-      grid.resize(static_cast<std::size_t>(points));
-      session.add_tracks(grid);
+      session.add_tracks(engine::grid_points(points, size, size));
       const auto start = std::chrono::steady_clock::now();
       for (int t = 1; t < frames; ++t) {
         const auto push = std::chrono::steady_clock::now();

@@ -27,7 +27,6 @@
 //          [--cameras N,N,...]   (-h for help)
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -90,13 +89,6 @@ int parse(int argc, char** argv, Options& o) {
   return -1;
 }
 
-std::vector<engine::Point2> grid(int size, int points) {
-  const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(points))));
-  std::vector<engine::Point2> g = engine::support_grid_points(side, size, size);
-  g.resize(static_cast<std::size_t>(points));
-  return g;
-}
-
 ImageView view(const std::vector<std::uint8_t>& rgb, int size) {
   return {rgb.data(), size, size, static_cast<std::size_t>(size) * 3};
 }
@@ -120,7 +112,7 @@ void check(const Status& s) {
 std::vector<double> time_frames(engine::TrackingSession& session, const Clip& clip, int size, int points,
                                 const std::function<void(std::size_t)>& after_frame = {}) {
   std::vector<double> ms;
-  const std::vector<engine::Point2> queries = grid(size, points);
+  const std::vector<engine::Point2> queries = engine::grid_points(points, size, size);
   for (std::size_t t = 0; t < clip.size(); ++t) {
     const auto start = Clock::now();
     check(session.push_frame(view(clip[t], size)));
@@ -241,7 +233,7 @@ void profile(const engine::Network& net, const Options& o) {
     for (int t = 0; t < warm + o.w2_frames; ++t) {
       if (t == warm) cudaProfilerStart();
       check(session.push_frame(view(bench::texture_frame(o.size, o.size, t), o.size)));
-      if (t == 0) session.add_tracks(grid(o.size, points));
+      if (t == 0) session.add_tracks(engine::grid_points(points, o.size, o.size));
     }
     cudaProfilerStop();
   }
@@ -320,7 +312,7 @@ void memory(const engine::Network& net, const Options& o, backend::EngineKind ki
       engine::TrackingSession& session = *sessions.back();
       check(session.push_frame(view(clip[0], o.size)));
       const double first = used_mib();
-      session.add_tracks(grid(o.size, points));
+      session.add_tracks(engine::grid_points(points, o.size, o.size));
       const double added = used_mib();
       for (std::size_t t = 1; t < clip.size(); ++t) check(session.push_frame(view(clip[t], o.size)));
       const double streamed = used_mib();

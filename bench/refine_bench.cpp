@@ -8,7 +8,6 @@
 // usage: edgetap-refine-bench [--aligner cpu|cuda] [--threads N] [--size N] [--points P]... [--frames F] [--runs R]   (-h for help)
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -88,9 +87,7 @@ int main(int argc, char** argv) {
   std::printf("%7s %10s %10s\n", "points", "ms/frame", "accepted");
   for (int points : point_counts) {
     const auto aligner = make_aligner(aligner_name, config, threads);
-    const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(points))));
-    std::vector<engine::Point2> grid = engine::support_grid_points(side, size - 2 * kMarginPx, size - 2 * kMarginPx);
-    grid.resize(static_cast<std::size_t>(points));
+    std::vector<engine::Point2> grid = engine::grid_points(points, size - 2 * kMarginPx, size - 2 * kMarginPx);
     for (engine::Point2& p : grid) {
       p.x += static_cast<float>(kMarginPx);
       p.y += static_cast<float>(kMarginPx);

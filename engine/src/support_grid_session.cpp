@@ -1,5 +1,6 @@
 #include "edgetap/engine/support_grid_session.hpp"
 
+#include <cmath>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,13 @@ std::vector<Point2> support_grid_points(int side, int width, int height) {
                         static_cast<float>(cell_centre(row, side, static_cast<double>(height)))});
     }
   }
+  return points;
+}
+
+std::vector<Point2> grid_points(int count, int width, int height) {
+  const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(count))));
+  std::vector<Point2> points = support_grid_points(side, width, height);
+  points.resize(static_cast<std::size_t>(count));
   return points;
 }
 

@@ -534,10 +534,7 @@ void CudaStreamingSession<T>::warm_up(int width, int height, int tracks) {
     impl_->make_room(tracks);  // growing later would drop the graph of the frame without tracks
     push();  // the frame without tracks
     if (tracks > 0) {
-      const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(tracks))));
-      std::vector<engine::Point2> points = engine::support_grid_points(side, width, height);
-      points.resize(static_cast<std::size_t>(tracks));
-      add_tracks(points);  // the buffers sized for them
+      add_tracks(engine::grid_points(tracks, width, height));  // their query step
       push();  // their first step
       push();  // the frame's graph with them, captured
     }

@@ -16,6 +16,9 @@ namespace edgetap::engine {
 // side x side points spread evenly over a width x height frame: cell centres,
 // pixel centres at integer coordinates (evalsets.support_grid), row by row.
 std::vector<Point2> support_grid_points(int side, int width, int height);
+// The first `count` cell centres of the smallest square grid that has room for
+// them (side ceil(sqrt(count))), row by row: a benchmark's or a warm-up's points.
+std::vector<Point2> grid_points(int count, int width, int height);
 
 class SupportGridSession final : public TrackingSession {
  public:
