@@ -73,7 +73,6 @@ std::unique_ptr<test::ChildProcess> start_broker(const test::TempDir& dir, int p
   return broker;
 }
 
-// A subscriber that records the last payload and a count per topic.
 // A test client's network loop on a thread of the test's: mosquitto_loop_start's
 // own thread ends inside the uninstrumented library, which stops ThreadSanitizer.
 class ClientLoop {
@@ -101,6 +100,7 @@ class ClientLoop {
   std::thread thread_;
 };
 
+// A subscriber that records the last payload and a count per topic.
 class Subscriber {
  public:
   Subscriber(int port, const std::string& user = "", const std::string& password = "") {
