@@ -7,6 +7,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/gpu/cuda_encoder.hpp"
@@ -16,6 +17,7 @@
 #include "edgetap/gpu/device_weights.hpp"
 #include "edgetap/gpu/gemm.hpp"
 #include "edgetap/kernels/cuda/check.hpp"
+#include "edgetap/kernels/cuda/cross_attention.hpp"
 #include "edgetap/kernels/cuda/track_ops.hpp"
 #include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
@@ -45,6 +47,7 @@ struct CudaStreamingSession<T>::Impl {
       : c(network.config),
         reads(network.config.correlation_reads()),
         iters(network.config.iterations(iters_)),
+        flash_cross(std::is_same_v<T, __half> && k::cross_attention_takes(network.config.head_dim())),
         stream(owned_stream.get()),
         encoder(network.config, network.weights, stream),
         blas(stream),
@@ -94,7 +97,7 @@ struct CudaStreamingSession<T>::Impl {
     qkv.resize(cap * 3 * width, stream);
     attended.resize(cap * width, stream);
     head_acc.resize(cap * 4, stream);
-    if (!c.cross_after.empty()) {  // the cross-track attention's [heads][rows][S] scores
+    if (!c.cross_after.empty() && !flash_cross) {  // the cross-track attention's [heads][rows][S] scores
       qkv_t.resize(cap * 3 * width, stream);
       cross_rows = cross_track_rows(c.heads, cap_, sizeof(float) + sizeof(T));
       scores.resize(static_cast<std::size_t>(c.heads) * cross_rows * cap, stream);
@@ -194,6 +197,10 @@ struct CudaStreamingSession<T>::Impl {
     linear(cw.qkv, normed.data(), S, qkv.data());
     if (query_step) {
       k::take_values(qkv.data(), cw.qkv.bias.data(), S, width, attended.data(), stream);
+    } else if (flash_cross) {
+      if constexpr (std::is_same_v<T, __half>) {
+        k::cross_attention(qkv.data(), cw.qkv.bias.data(), S, heads, dh, attended.data(), stream);
+      }
     } else {
       k::bias_activation(qkv.data(), cw.qkv.bias.data(), S, 3 * width, /*gelu=*/false, qkv_t.data(), stream);
       // Per block of query rows: scores_h = Q_h K_h^T, then P_h = softmax(scores_h / sqrt(dh)),
@@ -428,7 +435,11 @@ struct CudaStreamingSession<T>::Impl {
   const std::vector<engine::CorrelationRead> reads;  // the correlation reads, in corr1's input order
   const int iters;
   int capacity = 0;
-  int cross_rows = 0;  // cross-track score rows computed at once (cross_track_rows)
+  // FP16 with a head size the kernel takes: the cross-track attention in one kernel
+  // (k::cross_attention), its scores on chip; else by blocks of rows through cuBLAS,
+  // cross_rows at once (cross_track_rows).
+  const bool flash_cross;
+  int cross_rows = 0;
   CudaStream owned_stream;  // before every buffer: destroyed after them
   cudaStream_t stream = nullptr;
   CudaEncoder<T> encoder;

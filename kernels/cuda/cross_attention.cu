@@ -1,0 +1,216 @@
+// The cross-track attention, flash-style (cross_attention.hpp).
+//
+// A block takes 64 query rows of one head, 16 per warp: the rows of one tensor-core
+// tile. It streams the keys and values in tiles of 64 through shared memory
+// (bias added, rounded to half; the values transposed, so that each fragment is
+// one 32-bit load), and each warp keeps its rows' scores, running maximum, sum
+// and output in registers:
+//   scores = q k^T          4 x (head_dim / 8) mma.sync m16n8k8 per 8 keys
+//   p = exp2(scores - max)  q carries 1 / sqrt(head_dim) and log2(e)
+//   o = o * alpha + p v     the scores' accumulator layout is the A fragment's,
+//                           so p goes to the products without leaving the registers
+// Fragment layouts (PTX ISA, mma.m16n8k8 with .f16 inputs): lane = 4 g + t;
+// A (16 x 8, row-major) holds rows g and g + 8, columns 2t and 2t + 1; B (8 x 8,
+// column-major) rows 2t and 2t + 1 of column g; C (16 x 8) as A.
+#include "edgetap/kernels/cuda/cross_attention.hpp"
+
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+#include "device_common.cuh"
+#include "edgetap/kernels/cuda/check.hpp"
+
+namespace edgetap::kernels::cuda {
+
+using namespace detail;
+
+namespace {
+
+constexpr int kTileRows = 16;                       // one mma tile's rows: a warp's query rows
+constexpr int kCrossWarps = 4;
+constexpr int kBlockRows = kTileRows * kCrossWarps;  // query rows per block
+constexpr int kKeyTile = 64;                         // keys per shared-memory tile
+constexpr int kMmaK = 8;                             // m16n8k8: the product's depth and the B tile's width
+constexpr int kSharedPad = 8;                        // halves after each shared row: conflict-free fragment loads
+constexpr float kLog2e = 1.4426950408889634f;
+
+// d += a b on the tensor cores: a 16 x 8 half (two registers), b 8 x 8 half (one), d 16 x 8 float.
+__device__ __forceinline__ void mma_16x8x8(float (&d)[4], const unsigned (&a)[2], unsigned b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(b));
+}
+
+// Two values as one register of a fragment, the first in the low half.
+__device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const unsigned*>(&h);
+}
+
+__device__ __forceinline__ unsigned shared_pair(const __half* p) { return *reinterpret_cast<const unsigned*>(p); }
+
+__device__ __forceinline__ float4 biased4(const float* row, const float* bias, int col) {
+  const float4 v = __ldg(reinterpret_cast<const float4*>(row + col));
+  const float4 b = __ldg(reinterpret_cast<const float4*>(bias + col));
+  return make_float4(v.x + b.x, v.y + b.y, v.z + b.z, v.w + b.w);
+}
+
+// The largest of a value over the four lanes that hold one fragment row.
+__device__ __forceinline__ float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+// Launch: grid (blocks of kBlockRows rows, heads), kCrossWarps warps.
+template <int DH>
+__global__ void __launch_bounds__(kCrossWarps * kWarp)
+    cross_attention_kernel(const float* qkv, const float* bias, int S, int width, __half* out) {
+  constexpr int kDepthChunks = DH / kMmaK;       // q . k in chunks of 8 values; o in 8-column tiles
+  constexpr int kKeyChunks = kKeyTile / kMmaK;   // a key tile in 8-key tiles
+  __shared__ __align__(16) __half keys[kKeyTile][DH + kSharedPad];
+  __shared__ __align__(16) __half values_t[DH][kKeyTile + kSharedPad];
+
+  const int head = blockIdx.y, warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int g = lane / 4, t = lane % 4;
+  const std::size_t ld = 3 * static_cast<std::size_t>(width);
+  const int q_col = head * DH, k_col = width + q_col, v_col = 2 * width + q_col;
+  const int row0 = blockIdx.x * kBlockRows + warp * kTileRows;
+
+  // The warp's query rows as A fragments, scaled so that exp2 of a score is exp of score / sqrt(DH).
+  const float q_scale = rsqrtf(static_cast<float>(DH)) * kLog2e;
+  unsigned q_frag[kDepthChunks][2];
+#pragma unroll
+  for (int kc = 0; kc < kDepthChunks; ++kc) {
+#pragma unroll
+    for (int upper = 0; upper < 2; ++upper) {
+      const int row = row0 + g + 8 * upper, col = q_col + kc * kMmaK + 2 * t;
+      float a = 0.f, b = 0.f;
+      if (row < S) {
+        const float* r = qkv + static_cast<std::size_t>(row) * ld;
+        a = (r[col] + bias[col]) * q_scale;
+        b = (r[col + 1] + bias[col + 1]) * q_scale;
+      }
+      q_frag[kc][upper] = pack_half2(a, b);
+    }
+  }
+
+  float o[kDepthChunks][4] = {};
+  float row_max[2] = {-INFINITY, -INFINITY};  // rows g and g + 8 (in log2 units)
+  float row_sum[2] = {0.f, 0.f};              // this lane's columns only; summed over the quad at the end
+
+  for (int c0 = 0; c0 < S; c0 += kKeyTile) {
+    __syncthreads();  // every warp is done with the last tile
+    constexpr int kQuadsPerKey = DH / 4;
+    for (int i = threadIdx.x; i < kKeyTile * kQuadsPerKey; i += blockDim.x) {
+      const int key = i / kQuadsPerKey, d = (i % kQuadsPerKey) * 4, c = c0 + key;
+      float4 k = make_float4(0.f, 0.f, 0.f, 0.f), v = k;
+      if (c < S) {
+        const float* r = qkv + static_cast<std::size_t>(c) * ld;
+        k = biased4(r, bias, k_col + d);
+        v = biased4(r, bias, v_col + d);
+      }
+      *reinterpret_cast<__half2*>(&keys[key][d]) = __floats2half2_rn(k.x, k.y);
+      *reinterpret_cast<__half2*>(&keys[key][d + 2]) = __floats2half2_rn(k.z, k.w);
+      values_t[d][key] = __float2half_rn(v.x);
+      values_t[d + 1][key] = __float2half_rn(v.y);
+      values_t[d + 2][key] = __float2half_rn(v.z);
+      values_t[d + 3][key] = __float2half_rn(v.w);
+    }
+    __syncthreads();
+
+    float s[kKeyChunks][4];
+    float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int nc = 0; nc < kKeyChunks; ++nc) {
+      s[nc][0] = s[nc][1] = s[nc][2] = s[nc][3] = 0.f;
+#pragma unroll
+      for (int kc = 0; kc < kDepthChunks; ++kc) {
+        mma_16x8x8(s[nc], q_frag[kc], shared_pair(&keys[nc * kMmaK + g][kc * kMmaK + 2 * t]));
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        if (c0 + nc * kMmaK + 2 * t + (e & 1) >= S) s[nc][e] = -INFINITY;  // past the last row
+        tile_max[e / 2] = fmaxf(tile_max[e / 2], s[nc][e]);
+      }
+    }
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float m = fmaxf(row_max[r], quad_max(tile_max[r]));  // finite: key c0 is a row
+      alpha[r] = exp2f(row_max[r] - m);
+      row_max[r] = m;
+      row_sum[r] *= alpha[r];
+    }
+#pragma unroll
+    for (int nd = 0; nd < kDepthChunks; ++nd) {
+      o[nd][0] *= alpha[0];
+      o[nd][1] *= alpha[0];
+      o[nd][2] *= alpha[1];
+      o[nd][3] *= alpha[1];
+    }
+    unsigned p_frag[kKeyChunks][2];
+#pragma unroll
+    for (int nc = 0; nc < kKeyChunks; ++nc) {
+      const float p0 = exp2f(s[nc][0] - row_max[0]), p1 = exp2f(s[nc][1] - row_max[0]);
+      const float p2 = exp2f(s[nc][2] - row_max[1]), p3 = exp2f(s[nc][3] - row_max[1]);
+      row_sum[0] += p0 + p1;
+      row_sum[1] += p2 + p3;
+      p_frag[nc][0] = pack_half2(p0, p1);
+      p_frag[nc][1] = pack_half2(p2, p3);
+    }
+#pragma unroll
+    for (int nd = 0; nd < kDepthChunks; ++nd) {
+#pragma unroll
+      for (int nc = 0; nc < kKeyChunks; ++nc) {
+        mma_16x8x8(o[nd], p_frag[nc], shared_pair(&values_t[nd * kMmaK + g][nc * kMmaK + 2 * t]));
+      }
+    }
+  }
+
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = row0 + g + 8 * r;
+    const float inv = 1.f / quad_sum(row_sum[r]);
+    if (row >= S) continue;
+    __half* o_row = out + static_cast<std::size_t>(row) * width + q_col;
+#pragma unroll
+    for (int nd = 0; nd < kDepthChunks; ++nd) {
+      *reinterpret_cast<__half2*>(o_row + nd * kMmaK + 2 * t) = __floats2half2_rn(o[nd][2 * r] * inv, o[nd][2 * r + 1] * inv);
+    }
+  }
+}
+
+template <int DH>
+void launch(const float* qkv, const float* bias, int S, int heads, __half* out, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(blocks_of(S, kBlockRows)), static_cast<unsigned>(heads));
+  cross_attention_kernel<DH><<<grid, kCrossWarps * kWarp, 0, stream>>>(qkv, bias, S, heads * DH, out);
+  EDGETAP_CUDA_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+bool cross_attention_takes(int head_dim) { return head_dim == 16 || head_dim == 32 || head_dim == 64; }
+
+void cross_attention(const float* qkv, const float* qkv_bias, int S, int heads, int head_dim, __half* out,
+                     cudaStream_t stream) {
+  if (!cross_attention_takes(head_dim)) {
+    throw std::invalid_argument("cross_attention takes heads of 16, 32 or 64 values, not " + std::to_string(head_dim));
+  }
+  if (S == 0 || heads == 0) return;
+  checked_count(static_cast<std::size_t>(S) * 3 * heads * head_dim);  // the kernel's row offsets
+  switch (head_dim) {
+    case 16: launch<16>(qkv, qkv_bias, S, heads, out, stream); break;
+    case 32: launch<32>(qkv, qkv_bias, S, heads, out, stream); break;
+    default: launch<64>(qkv, qkv_bias, S, heads, out, stream); break;
+  }
+}
+
+}  // namespace edgetap::kernels::cuda
