@@ -2,7 +2,7 @@
 # Runs the CUDA engine's parity tests, memory checks and benchmarks on a GPU
 # host, from programs built by scripts/gpu-build.sh (carried in build/gpu-bin).
 # Run from the source tree's root; logs go to OUT_DIR.
-#   usage: scripts/gpu-check.sh OUT_DIR [tests] [stress] [sanitize] [bench] [refine] [ncu]
+#   usage: scripts/gpu-check.sh OUT_DIR [tests] [stress] [sanitize] [bench] [refine] [t4] [ncu]
 set -uo pipefail
 out="$1"; shift
 bin=build/gpu-bin
@@ -55,6 +55,14 @@ for step in "$@"; do
         -k regex:'grey_frame_kernel|capture_kernel|align_kernel' -c 12 \
         "$bin/edgetap-refine-bench" --aligner cuda --points 1024 --frames 4 --runs 1 >"$out/ncu-refine-1024.csv" 2>"$out/ncu-refine.err" || status=1
       grep -E "align_kernel|grey_frame_kernel|capture_kernel" "$out/ncu-refine-1024.csv" | head -12 ;;
+    t4)
+      # The engine on about 40 of the card's SMs, a T4's count, through MPS (no device setting changes;
+      # memory bandwidth and L2 stay the card's: bench/NOTES-gpu.md "T4 estimate" adds the byte floor).
+      nvidia-cuda-mps-control -d && sleep 1
+      CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30 "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 \
+        --workloads w1,w2 --w2-points 256,1024 >"$out/bench-t4-sms.log" 2>&1 || status=1
+      echo quit | nvidia-cuda-mps-control
+      grep -E "^W|published" "$out/bench-t4-sms.log" ;;
     ncu)
       # DRAM bytes and time of every kernel of 2 streamed frames (graph kernels included).
       for m in small large; do
