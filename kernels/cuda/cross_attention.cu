@@ -9,9 +9,6 @@
 //   p = exp2(scores - max)  q carries 1 / sqrt(head_dim) and log2(e)
 //   o = o * alpha + p v     the scores' accumulator layout is the A fragment's,
 //                           so p goes to the products without leaving the registers
-// Fragment layouts (PTX ISA, mma.m16n8k8 with .f16 inputs): lane = 4 g + t;
-// A (16 x 8, row-major) holds rows g and g + 8, columns 2t and 2t + 1; B (8 x 8,
-// column-major) rows 2t and 2t + 1 of column g; C (16 x 8) as A.
 #include "edgetap/kernels/cuda/cross_attention.hpp"
 
 #include <cuda_fp16.h>
@@ -23,6 +20,7 @@
 
 #include "device_common.cuh"
 #include "edgetap/kernels/cuda/check.hpp"
+#include "mma.cuh"
 
 namespace edgetap::kernels::cuda {
 
@@ -30,28 +28,11 @@ using namespace detail;
 
 namespace {
 
-constexpr int kTileRows = 16;                       // one mma tile's rows: a warp's query rows
 constexpr int kCrossWarps = 4;
-constexpr int kBlockRows = kTileRows * kCrossWarps;  // query rows per block
-constexpr int kKeyTile = 64;                         // keys per shared-memory tile
-constexpr int kMmaK = 8;                             // m16n8k8: the product's depth and the B tile's width
-constexpr int kSharedPad = 8;                        // halves after each shared row: conflict-free fragment loads
+constexpr int kBlockRows = kMmaRows * kCrossWarps;  // query rows per block, a tile per warp
+constexpr int kKeyTile = 64;                        // keys per shared-memory tile
+constexpr int kSharedPad = 8;                       // halves after each shared row: conflict-free fragment loads
 constexpr float kLog2e = 1.4426950408889634f;
-
-// d += a b on the tensor cores: a 16 x 8 half (two registers), b 8 x 8 half (one), d 16 x 8 float.
-__device__ __forceinline__ void mma_16x8x8(float (&d)[4], const unsigned (&a)[2], unsigned b) {
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(b));
-}
-
-// Two values as one register of a fragment, the first in the low half.
-__device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<const unsigned*>(&h);
-}
-
-__device__ __forceinline__ unsigned shared_pair(const __half* p) { return *reinterpret_cast<const unsigned*>(p); }
 
 __device__ __forceinline__ float4 biased4(const float* row, const float* bias, int col) {
   const float4 v = __ldg(reinterpret_cast<const float4*>(row + col));
@@ -82,7 +63,7 @@ __global__ void __launch_bounds__(kCrossWarps * kWarp)
   const int g = lane / 4, t = lane % 4;
   const std::size_t ld = 3 * static_cast<std::size_t>(width);
   const int q_col = head * DH, k_col = width + q_col, v_col = 2 * width + q_col;
-  const int row0 = blockIdx.x * kBlockRows + warp * kTileRows;
+  const int row0 = blockIdx.x * kBlockRows + warp * kMmaRows;
 
   // The warp's query rows as A fragments, scaled so that exp2 of a score is exp of score / sqrt(DH).
   const float q_scale = rsqrtf(static_cast<float>(DH)) * kLog2e;
@@ -133,7 +114,7 @@ __global__ void __launch_bounds__(kCrossWarps * kWarp)
       s[nc][0] = s[nc][1] = s[nc][2] = s[nc][3] = 0.f;
 #pragma unroll
       for (int kc = 0; kc < kDepthChunks; ++kc) {
-        mma_16x8x8(s[nc], q_frag[kc], shared_pair(&keys[nc * kMmaK + g][kc * kMmaK + 2 * t]));
+        mma_16x8x8(s[nc], q_frag[kc], half_pair(&keys[nc * kMmaK + g][kc * kMmaK + 2 * t]));
       }
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
@@ -170,7 +151,7 @@ __global__ void __launch_bounds__(kCrossWarps * kWarp)
     for (int nd = 0; nd < kDepthChunks; ++nd) {
 #pragma unroll
       for (int nc = 0; nc < kKeyChunks; ++nc) {
-        mma_16x8x8(o[nd], p_frag[nc], shared_pair(&values_t[nd * kMmaK + g][nc * kMmaK + 2 * t]));
+        mma_16x8x8(o[nd], p_frag[nc], half_pair(&values_t[nd * kMmaK + g][nc * kMmaK + 2 * t]));
       }
     }
   }

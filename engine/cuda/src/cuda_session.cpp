@@ -18,6 +18,7 @@
 #include "edgetap/gpu/gemm.hpp"
 #include "edgetap/kernels/cuda/check.hpp"
 #include "edgetap/kernels/cuda/cross_attention.hpp"
+#include "edgetap/kernels/cuda/fused_mlp.hpp"
 #include "edgetap/kernels/cuda/track_ops.hpp"
 #include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
@@ -48,6 +49,8 @@ struct CudaStreamingSession<T>::Impl {
         reads(network.config.correlation_reads()),
         iters(network.config.iterations(iters_)),
         flash_cross(std::is_same_v<T, __half> && k::cross_attention_takes(network.config.head_dim())),
+        fused_mlp(std::is_same_v<T, __half> &&
+                  k::fused_mlp_takes(network.config.width, network.config.mlp_ratio * network.config.width)),
         stream(owned_stream.get()),
         encoder(network.config, network.weights, stream),
         blas(stream),
@@ -180,11 +183,18 @@ struct CudaStreamingSession<T>::Impl {
                      keys.data(), values.data(), cache_stride(), layer_offset(it, b), w.rel_bias.data(),
                      query_frame.data(), clock_dev.data(), attended.data(), stream);
     linear(bw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
-    k::layer_norm_rows(x.data(), bw.proj.bias.data(), S, width, bw.ln2.gamma.data(), bw.ln2.beta.data(), normed.data(),
-                       stream);
-    linear(bw.fc1, normed.data(), S, acc.data());
-    k::bias_activation(acc.data(), bw.fc1.bias.data(), S, bw.fc1.out, true, hidden.data(), stream);
-    linear(bw.fc2, hidden.data(), S, x.data(), true);  // x += mlp(x), its bias pending
+    if (fused_mlp) {
+      if constexpr (std::is_same_v<T, __half>) {
+        const k::MlpWeights mlp{bw.fc1.weight.data(), bw.fc1.bias.data(), bw.fc2.weight.data(), width, bw.fc1.out};
+        k::fused_mlp(x.data(), bw.proj.bias.data(), S, bw.ln2.gamma.data(), bw.ln2.beta.data(), mlp, stream);
+      }
+    } else {
+      k::layer_norm_rows(x.data(), bw.proj.bias.data(), S, width, bw.ln2.gamma.data(), bw.ln2.beta.data(),
+                         normed.data(), stream);
+      linear(bw.fc1, normed.data(), S, acc.data());
+      k::bias_activation(acc.data(), bw.fc1.bias.data(), S, bw.fc1.out, true, hidden.data(), stream);
+      linear(bw.fc2, hidden.data(), S, x.data(), true);  // x += mlp(x), its bias pending
+    }
     return bw.fc2.bias.data();
   }
 
@@ -440,6 +450,9 @@ struct CudaStreamingSession<T>::Impl {
   // cross_rows at once (cross_track_rows).
   const bool flash_cross;
   int cross_rows = 0;
+  // FP16 with a width and hidden layer the kernel takes: each block's LayerNorm and
+  // MLP in one kernel (k::fused_mlp), its hidden layer on chip.
+  const bool fused_mlp;
   CudaStream owned_stream;  // before every buffer: destroyed after them
   cudaStream_t stream = nullptr;
   CudaEncoder<T> encoder;
