@@ -90,10 +90,10 @@ struct CudaStreamingSession<T>::Impl {
     slots_dev.resize(cap, stream);
     points.resize(cap, stream);
     corr.resize(cap * c.n_corr(), stream);
-    const std::size_t acc_cols = std::max({static_cast<std::size_t>(c.corr_hidden), 3 * width,
-                                           static_cast<std::size_t>(c.mlp_ratio) * width});
-    acc.resize(cap * acc_cols, stream);
-    hidden.resize(cap * std::max(static_cast<std::size_t>(c.corr_hidden), static_cast<std::size_t>(c.mlp_ratio) * width), stream);
+    // The MLP's hidden layer passes through acc and hidden unless fused_mlp keeps it on chip.
+    const std::size_t mlp_hidden = fused_mlp ? 0 : static_cast<std::size_t>(c.mlp_ratio) * width;
+    acc.resize(cap * std::max({static_cast<std::size_t>(c.corr_hidden), 3 * width, mlp_hidden}), stream);
+    hidden.resize(cap * std::max(static_cast<std::size_t>(c.corr_hidden), mlp_hidden), stream);
     token.resize(cap * c.token_in(), stream);
     x.resize(cap * width, stream);
     normed.resize(cap * width, stream);
