@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "edgetap/backend/cuda_plugin_loader.hpp"
@@ -81,6 +83,7 @@ TEST(CudaPlugin, TheCandidatesEndWithTheInstalledDirectoryAndTheVariableOverride
   ASSERT_GE(found.size(), 2u);
   EXPECT_EQ(std::filesystem::path(found.front()).filename(), "libedgetap-cuda.so");
   EXPECT_EQ(found.back(), std::string(EDGETAP_PLUGIN_INSTALL_DIR) + "/libedgetap-cuda.so");
+  EXPECT_EQ(std::set<std::string>(found.begin(), found.end()).size(), found.size()) << "a path twice";
   setenv("EDGETAP_CUDA_PLUGIN", "/opt/x/libedgetap-cuda.so", 1);
   EXPECT_EQ(backend::cuda_plugin_candidates(), std::vector<std::string>{"/opt/x/libedgetap-cuda.so"});
   unsetenv("EDGETAP_CUDA_PLUGIN");

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -26,13 +27,17 @@ fs::path program_dir() {
 std::vector<std::string> cuda_plugin_candidates() {
   if (const char* chosen = std::getenv("EDGETAP_CUDA_PLUGIN"); chosen != nullptr && *chosen != '\0') return {chosen};
   std::vector<std::string> candidates;
+  // Installed, the relative directory is the installed one: each path once.
+  const auto add = [&candidates](const fs::path& path) {
+    const std::string s = path.lexically_normal().string();
+    if (std::find(candidates.begin(), candidates.end(), s) == candidates.end()) candidates.push_back(s);
+  };
   if (const fs::path dir = program_dir(); !dir.empty()) {
-    candidates.push_back((dir / kCudaPluginFile).string());
-    candidates.push_back((dir.parent_path() / "lib" / "edgetap" / kCudaPluginFile).lexically_normal().string());
-    candidates.push_back(
-        (dir.parent_path() / EDGETAP_PLUGIN_RELATIVE_DIR / kCudaPluginFile).lexically_normal().string());
+    add(dir / kCudaPluginFile);
+    add(dir.parent_path() / "lib" / "edgetap" / kCudaPluginFile);
+    add(dir.parent_path() / EDGETAP_PLUGIN_RELATIVE_DIR / kCudaPluginFile);
   }
-  candidates.push_back((fs::path(EDGETAP_PLUGIN_INSTALL_DIR) / kCudaPluginFile).string());
+  add(fs::path(EDGETAP_PLUGIN_INSTALL_DIR) / kCudaPluginFile);
   return candidates;
 }
 
