@@ -114,7 +114,8 @@ namespace {
 // first `systemctl status edgetapd` after install tells the operator what to do.
 std::string no_cameras_hint(const std::string& config_path) {
   return "no cameras configured: add one under 'cameras:' in " + config_path +
-         " (commented examples for RTSP, V4L2 and files are there), check it with `edgetap check-config " +
+         " (the shipped file has commented examples: RTSP, V4L2, a file, the demo clip, a test pattern),"
+         " check it with `edgetap check-config " +
          config_path + "`, then `systemctl reload edgetapd`";
 }
 

@@ -154,7 +154,7 @@ class ShippedConfiguration(unittest.TestCase):
 
     def test_with_the_examples_uncommented(self):
         config = self.load(uncomment=True)
-        self.assertEqual(len(config["cameras"]), 4)
+        self.assertEqual(len(config["cameras"]), 5)
         assert_valid(self, "config", config)
         config["cameras"][0]["budget_mss"] = 5
         assert_invalid(self, "config", config)

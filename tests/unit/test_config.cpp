@@ -50,12 +50,15 @@ TEST(Config, ShippedCameraExamplesLoadWhenUncommented) {
     text += line + "\n";
   }
   const Config config = load_string(text, "uncommented.yaml", "/etc/edgetap");
-  ASSERT_EQ(config.cameras.size(), 4u) << text;
+  ASSERT_EQ(config.cameras.size(), 5u) << text;
   EXPECT_EQ(config.cameras[0].source.kind, SourceKind::rtsp);
   EXPECT_EQ(config.cameras[1].source.kind, SourceKind::v4l2);
   EXPECT_EQ(config.cameras[2].source.kind, SourceKind::file);
   EXPECT_EQ(config.cameras[2].queries.policy, QueryPolicy::points);
-  EXPECT_EQ(config.cameras[3].source.kind, SourceKind::test);
+  EXPECT_EQ(config.cameras[3].source.kind, SourceKind::file);  // the demo clip (the README's quick start)
+  EXPECT_EQ(config.cameras[3].source.location, "/usr/share/edgetap/demo/vtest-pedestrians.avi");
+  EXPECT_EQ(config.cameras[3].capture.at_eof, AtEof::loop);
+  EXPECT_EQ(config.cameras[4].source.kind, SourceKind::test);
 }
 
 TEST(Config, EmptyCameraListIsValidButMissingListIsNot) {
