@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Debian packages edgetap_<version>_<arch>.deb,
-# edgetap-data_<version>_all.deb and, where the CUDA toolkit with cuBLAS and
+# edgetap-data_<version>_all.deb, edgetap-dev_<version>_all.deb,
+# python3-edgetap_<version>_all.deb and, where the CUDA toolkit with cuBLAS and
 # cuDNN 9 is installed (CUDA_HOME, default /usr/local/cuda),
 # edgetap-cuda_<version>_<arch>.deb into build/deb/. Without it the CUDA
 # package is skipped, with a line saying why.
@@ -94,7 +95,8 @@ arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 deb=$out/edgetap_${changelog_version}_${arch}.deb
 data_deb=$out/edgetap-data_${changelog_version}_all.deb
 cuda_deb=$out/edgetap-cuda_${changelog_version}_${arch}.deb
-expected=("$deb" "$data_deb")
+expected=("$deb" "$data_deb" "$out/edgetap-dev_${changelog_version}_all.deb"
+          "$out/python3-edgetap_${changelog_version}_all.deb")
 [ -z "$cuda_missing" ] && expected+=("$cuda_deb")
 for d in "${expected[@]}"; do
   [ -f "$d" ] || { echo "build-deb: expected ${d#"$root"/} was not produced" >&2; exit 1; }
