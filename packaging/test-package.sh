@@ -392,10 +392,15 @@ if rootdpkg --install "$data_deb" "$deb" "$dev_deb" "$python_deb"; then
     [ "$(status)" = "install ok installed" ] && [ -L "$wants" ] && ok "reinstalled, still enabled" || fail "reinstall: $(status)"
   fi
   if [ "$have_cuda_deb" = yes ]; then rootdpkg --remove edgetap-cuda || true; fi
+  # What systemd makes for the unit when it runs (StateDirectory=, CacheDirectory=).
+  mkdir -p "$R/var/lib/edgetap" "$R/var/cache/edgetap/gstreamer-1.0"
+  echo '{"version":1,"cameras":{}}' >"$R/var/lib/edgetap/points.json"
+  touch "$R/var/cache/edgetap/gstreamer-1.0/registry.x86_64.bin"
   if rootdpkg --remove edgetap; then
     [ "$(status)" = "deinstall ok config-files" ] && ok "removed: $(status)" || fail "status after remove: $(status)"
-    [ ! -e "$R/usr/bin/edgetapd" ] && [ -f "$R/etc/edgetap/edgetap.yaml" ] &&
-      ok "remove deletes the programs, keeps the configuration" || fail "remove left programs or lost the configuration"
+    [ ! -e "$R/usr/bin/edgetapd" ] && [ -f "$R/etc/edgetap/edgetap.yaml" ] && [ -f "$R/var/lib/edgetap/points.json" ] &&
+      ok "remove deletes the programs, keeps the configuration and the saved points" ||
+      fail "remove left programs or lost the configuration or the saved points"
   fi
   cuda_purge=()
   [ "$have_cuda_deb" = yes ] && cuda_purge=(edgetap-cuda)
@@ -403,6 +408,8 @@ if rootdpkg --install "$data_deb" "$deb" "$dev_deb" "$python_deb"; then
     [ -z "$(status)" ] || [ "$(status)" = "unknown ok not-installed" ] && ok "purged" || fail "status after purge: $(status)"
     [ ! -e "$R/etc/edgetap" ] && ok "purge deletes /etc/edgetap" || fail "purge left $(ls -A "$R/etc/edgetap")"
     [ ! -e "$wants" ] && ok "purge deletes the enable link" || fail "purge left $wants"
+    [ ! -e "$R/var/lib/edgetap" ] && [ ! -e "$R/var/cache/edgetap" ] &&
+      ok "purge deletes the unit's /var/lib/edgetap and /var/cache/edgetap" || fail "purge left /var/lib/edgetap or /var/cache/edgetap"
     grep -q '^edgetap:' "$R/etc/passwd" && ok "the edgetap user stays (Debian policy 9.2)" || fail "purge deleted the user"
     left=$(find "$R" -path "$R/var" -prune -o -path "$R/etc/passwd*" -prune -o -path "$R/etc/group*" -prune \
                 -o -path "$R/etc/shadow*" -prune -o -path "$R/etc/gshadow*" -prune -o -path "$R/etc/.pwd.lock" -prune \
