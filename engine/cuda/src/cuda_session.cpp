@@ -23,6 +23,7 @@
 #include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
 #include "frame_graphs.hpp"
+#include "fused_kernels.hpp"
 #include "session_ops.hpp"
 
 namespace edgetap::gpu {
@@ -48,8 +49,9 @@ struct CudaStreamingSession<T>::Impl {
       : c(network.config),
         reads(network.config.correlation_reads()),
         iters(network.config.iterations(iters_)),
-        flash_cross(std::is_same_v<T, __half> && k::cross_attention_takes(network.config.head_dim())),
-        fused_mlp(std::is_same_v<T, __half> &&
+        flash_cross(std::is_same_v<T, __half> && fused_kernels_enabled() &&
+                    k::cross_attention_takes(network.config.head_dim())),
+        fused_mlp(std::is_same_v<T, __half> && fused_kernels_enabled() &&
                   k::fused_mlp_takes(network.config.width, network.config.mlp_ratio * network.config.width)),
         stream(owned_stream.get()),
         encoder(network.config, network.weights, stream),
@@ -445,13 +447,13 @@ struct CudaStreamingSession<T>::Impl {
   const std::vector<engine::CorrelationRead> reads;  // the correlation reads, in corr1's input order
   const int iters;
   int capacity = 0;
-  // FP16 with a head size the kernel takes: the cross-track attention in one kernel
-  // (k::cross_attention), its scores on chip; else by blocks of rows through cuBLAS,
-  // cross_rows at once (cross_track_rows).
+  // FP16, the fused kernels on (fused_kernels.hpp) and a head size the kernel takes:
+  // the cross-track attention in one kernel (k::cross_attention), its scores on chip;
+  // else by blocks of rows through cuBLAS, cross_rows at once (cross_track_rows).
   const bool flash_cross;
   int cross_rows = 0;
-  // FP16 with a width and hidden layer the kernel takes: each block's LayerNorm and
-  // MLP in one kernel (k::fused_mlp), its hidden layer on chip.
+  // FP16, the fused kernels on and a width and hidden layer the kernel takes: each
+  // block's LayerNorm and MLP in one kernel (k::fused_mlp), its hidden layer on chip.
   const bool fused_mlp;
   CudaStream owned_stream;  // before every buffer: destroyed after them
   cudaStream_t stream = nullptr;
