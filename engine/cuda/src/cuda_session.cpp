@@ -19,6 +19,7 @@
 #include "edgetap/kernels/cuda/check.hpp"
 #include "edgetap/kernels/cuda/cross_attention.hpp"
 #include "edgetap/kernels/cuda/fused_mlp.hpp"
+#include "edgetap/kernels/cuda/ln_gemm.hpp"
 #include "edgetap/kernels/cuda/track_ops.hpp"
 #include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
@@ -53,6 +54,7 @@ struct CudaStreamingSession<T>::Impl {
                     k::cross_attention_takes(network.config.head_dim())),
         fused_mlp(std::is_same_v<T, __half> && fused_kernels_enabled() &&
                   k::fused_mlp_takes(network.config.width, network.config.mlp_ratio * network.config.width)),
+        fused_ln(std::is_same_v<T, __half> && fused_kernels_enabled() && k::ln_gemm_takes(network.config.width, 4)),
         stream(owned_stream.get()),
         encoder(network.config, network.weights, stream),
         blas(stream),
@@ -154,9 +156,7 @@ struct CudaStreamingSession<T>::Impl {
       }
       timer.begin(Stage::head);
       // Adds the last pending bias: x is now this iteration's output, the next one's h.
-      k::layer_norm_rows(x.data(), pending, S, width, w.ln_out.gamma.data(), w.ln_out.beta.data(), normed.data(),
-                         stream);
-      linear(w.head, normed.data(), S, head_acc.data());
+      normed_linear(pending, w.ln_out, w.head, S, head_acc.data());
       k::apply_head(head_acc.data(), head_bias, S, query_step, points.data(), stream);
     }
     k::finish_step(head_acc.data(), head_bias, slots_dev.data(), S, query_step, points.data(), position.data(),
@@ -174,13 +174,25 @@ struct CudaStreamingSession<T>::Impl {
     blas.gemm_nt<T>(rows, l.out, l.in, in, l.in, l.weight.data(), l.in, out, l.out, accumulate);
   }
 
+  // x += pending (written back), then out (float) = LayerNorm(x) * W^T: in one
+  // kernel where fused_ln, else layer_norm_rows and the product.
+  void normed_linear(const float* pending, const DeviceLayerNorm& ln, const DeviceLinear<T>& l, int S, float* out) {
+    if constexpr (std::is_same_v<T, __half>) {
+      if (fused_ln) {
+        k::ln_gemm(x.data(), pending, S, c.width, ln.gamma.data(), ln.beta.data(), l.weight.data(), l.out, out, stream);
+        return;
+      }
+    }
+    k::layer_norm_rows(x.data(), pending, S, c.width, ln.gamma.data(), ln.beta.data(), normed.data(), stream);
+    linear(l, normed.data(), S, out);
+  }
+
   // x += transformer block b, given x's pending bias; returns the new one
   // (fc2's). The qkv and fc1 biases are added by the kernels that read them.
   const float* block(int b, int it, int S, bool query_step, const float* pending) {
     const DeviceBlock<T>& bw = w.blocks[static_cast<std::size_t>(b)];
     const int width = c.width;
-    k::layer_norm_rows(x.data(), pending, S, width, bw.ln1.gamma.data(), bw.ln1.beta.data(), normed.data(), stream);
-    linear(bw.qkv, normed.data(), S, qkv.data());
+    normed_linear(pending, bw.ln1, bw.qkv, S, qkv.data());
     k::attend_cached(qkv.data(), bw.qkv.bias.data(), slots_dev.data(), S, c.heads, c.head_dim(), c.window, query_step,
                      keys.data(), values.data(), cache_stride(), layer_offset(it, b), w.rel_bias.data(),
                      query_frame.data(), clock_dev.data(), attended.data(), stream);
@@ -205,8 +217,7 @@ struct CudaStreamingSession<T>::Impl {
   // Takes x's pending bias; returns the new one (the projection's).
   const float* cross_track(const DeviceCrossTrack<T>& cw, int S, bool query_step, const float* pending) {
     const int width = c.width, dh = c.head_dim(), heads = c.heads;
-    k::layer_norm_rows(x.data(), pending, S, width, cw.ln.gamma.data(), cw.ln.beta.data(), normed.data(), stream);
-    linear(cw.qkv, normed.data(), S, qkv.data());
+    normed_linear(pending, cw.ln, cw.qkv, S, qkv.data());
     if (query_step) {
       k::take_values(qkv.data(), cw.qkv.bias.data(), S, width, attended.data(), stream);
     } else if (flash_cross) {
@@ -455,6 +466,9 @@ struct CudaStreamingSession<T>::Impl {
   // FP16, the fused kernels on and a width and hidden layer the kernel takes: each
   // block's LayerNorm and MLP in one kernel (k::fused_mlp), its hidden layer on chip.
   const bool fused_mlp;
+  // FP16, the fused kernels on and a width the kernel takes: each LayerNorm and the
+  // product that reads it in one kernel (k::ln_gemm).
+  const bool fused_ln;
   CudaStream owned_stream;  // before every buffer: destroyed after them
   cudaStream_t stream = nullptr;
   CudaEncoder<T> encoder;

@@ -1,0 +1,88 @@
+// LayerNorm + the product that reads it (ln_gemm.hpp). A block of 4 warps
+// normalizes 32 rows into shared memory (row_block.cuh), then walks the output
+// columns 64 at a time, 16 per warp, the weights read straight from L2.
+#include "edgetap/kernels/cuda/ln_gemm.hpp"
+
+#include <cuda_fp16.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+#include "edgetap/kernels/cuda/check.hpp"
+#include "row_block.cuh"
+
+namespace edgetap::kernels::cuda {
+
+using namespace detail;
+
+namespace {
+
+constexpr int kOutputChunk = 64;  // output columns per pass over the normalized rows
+constexpr int kTilesPerWarp = kOutputChunk / (kRowWarps * kMmaK);
+
+// Launch: blocks of kRowBlock rows, kRowWarps warps.
+template <int W>
+__global__ void __launch_bounds__(kRowWarps * kWarp)
+    ln_gemm_kernel(float* x, const float* pending, int rows, const float* gamma, const float* beta,
+                   const __half* weight, int outputs, float* out) {
+  __shared__ __align__(16) __half normed[kRowBlock][padded_row(W)];
+  const int warp = threadIdx.x / kWarp, g = threadIdx.x % kWarp / 4, t = threadIdx.x % 4;
+  const int row0 = blockIdx.x * kRowBlock;
+  normalize_rows<W>(x, pending, rows, row0, gamma, beta, normed);
+  __syncthreads();
+
+  for (int c0 = warp * kTilesPerWarp * kMmaK; c0 < outputs; c0 += kOutputChunk) {
+    float acc[2][kTilesPerWarp][4] = {};
+#pragma unroll
+    for (int k0 = 0; k0 < W; k0 += kKBlock) multiply_k_block(acc, normed, k0, weight, W, c0, k0, outputs);
+#pragma unroll
+    for (int m = 0; m < 2; ++m) {
+#pragma unroll
+      for (int upper = 0; upper < 2; ++upper) {
+        const int row = row0 + m * kMmaRows + g + 8 * upper;
+        if (row >= rows) continue;
+#pragma unroll
+        for (int n = 0; n < kTilesPerWarp; ++n) {
+          const int col = c0 + n * kMmaK + 2 * t;
+          if (col >= outputs) continue;
+          *reinterpret_cast<float2*>(out + static_cast<std::size_t>(row) * outputs + col) =
+              make_float2(acc[m][n][2 * upper], acc[m][n][2 * upper + 1]);
+        }
+      }
+    }
+  }
+}
+
+template <int W>
+void launch(float* x, const float* pending, int rows, const float* gamma, const float* beta, const __half* weight,
+            int outputs, float* out, cudaStream_t stream) {
+  ln_gemm_kernel<W><<<blocks_of(rows, kRowBlock), kRowWarps * kWarp, 0, stream>>>(x, pending, rows, gamma, beta,
+                                                                                  weight, outputs, out);
+  EDGETAP_CUDA_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+bool ln_gemm_takes(int width, int outputs) {
+  const bool width_ok = width == 32 || width == 64 || width == 128 || width == 256;
+  return width_ok && outputs > 0 && outputs % 2 == 0;
+}
+
+void ln_gemm(float* x, const float* pending_bias, int rows, int width, const float* gamma, const float* beta,
+             const __half* weight, int outputs, float* out, cudaStream_t stream) {
+  if (!ln_gemm_takes(width, outputs)) {
+    throw std::invalid_argument("ln_gemm takes widths 32, 64, 128 or 256 and an even number of outputs, not " +
+                                std::to_string(width) + " and " + std::to_string(outputs));
+  }
+  if (rows == 0) return;
+  checked_count(static_cast<std::size_t>(rows) * (width > outputs ? width : outputs));
+  switch (width) {
+    case 32: launch<32>(x, pending_bias, rows, gamma, beta, weight, outputs, out, stream); break;
+    case 64: launch<64>(x, pending_bias, rows, gamma, beta, weight, outputs, out, stream); break;
+    case 128: launch<128>(x, pending_bias, rows, gamma, beta, weight, outputs, out, stream); break;
+    default: launch<256>(x, pending_bias, rows, gamma, beta, weight, outputs, out, stream); break;
+  }
+}
+
+}  // namespace edgetap::kernels::cuda

@@ -1,0 +1,101 @@
+// What the fused row kernels share (fused_mlp.cu, ln_gemm.cu): blocks of 32
+// rows normalized into shared memory, and products of those rows with weights
+// read straight from L2 into tensor-core fragments.
+//
+// Each lane loads 8 consecutive k values (16 bytes) of A and of B and feeds them
+// to four mma steps, two values each: lane t's values of step s are k = 8t + 2s
+// and 8t + 2s + 1 of a 32-value k block, for A and B alike, so every product
+// sums the same terms as in order.
+// Private to kernels/cuda.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <climits>
+#include <cstddef>
+
+#include "device_common.cuh"
+#include "mma.cuh"
+
+namespace edgetap::kernels::cuda::detail {
+
+constexpr int kRowWarps = 4;
+constexpr int kRowBlock = 2 * kMmaRows;  // rows per block: two mma tiles
+constexpr int kKBlock = 32;              // k values per 16-byte load of 4 lanes' fragments
+
+// Shared rows of `cols` halves, padded to 64 bytes past a multiple of 128: the
+// 16-byte fragment loads of 8 lanes (2 rows x 4 lanes) then touch 32 distinct banks.
+__host__ __device__ constexpr int padded_row(int cols) { return (cols * 2) % 128 == 0 ? cols + 32 : cols; }
+
+__device__ __forceinline__ uint4 load16(const __half* p) { return *reinterpret_cast<const uint4*>(p); }
+__device__ __forceinline__ uint4 ldg16(const __half* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
+__device__ __forceinline__ unsigned word(const uint4& v, int s) { return s == 0 ? v.x : s == 1 ? v.y : s == 2 ? v.z : v.w; }
+
+// Rows row0 .. row0 + kRowBlock - 1 of x [rows][W]: x += pending (written back,
+// when pending is given), then their LayerNorm (layer_norm_rows' arithmetic) into
+// `normed` as half; rows past the last as zeros. A warp per row.
+template <int W, int kLd>
+__device__ void normalize_rows(float* x, const float* pending, int rows, int row0, const float* gamma,
+                               const float* beta, __half (*normed)[kLd]) {
+  constexpr int kPerLane = W / kWarp;
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  for (int r = warp; r < kRowBlock; r += kRowWarps) {
+    const int row = row0 + r;
+    if (row >= rows) {
+      for (int j = lane; j < W; j += kWarp) normed[r][j] = __float2half_rn(0.f);
+      continue;
+    }
+    float* xr = x + static_cast<std::size_t>(row) * W;
+    float v[kPerLane], sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      const int j = lane + i * kWarp;
+      v[i] = xr[j];
+      if (pending != nullptr) {
+        v[i] += pending[j];
+        xr[j] = v[i];
+      }
+      sum += v[i];
+    }
+    const float mean = warp_reduce(sum, Sum{}) / static_cast<float>(W);
+    float squares = 0.f;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) squares += (v[i] - mean) * (v[i] - mean);
+    const float inv = 1.f / sqrtf(warp_reduce(squares, Sum{}) / static_cast<float>(W) + 1e-5f);
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      const int j = lane + i * kWarp;
+      normed[r][j] = __float2half_rn((v[i] - mean) * inv * gamma[j] + beta[j]);
+    }
+  }
+}
+
+// acc[m][n] += A x B^T over one k block: A the kRowBlock shared rows of `a`,
+// columns k0 .. k0 + 31; B kTiles 8-row tiles of `b` (row stride ldb) from row n0,
+// columns bk0 .. bk0 + 31. Rows of b from b_rows on read as zeros.
+template <int kTiles, int kLda>
+__device__ __forceinline__ void multiply_k_block(float (&acc)[2][kTiles][4], const __half (*a)[kLda], int k0,
+                                                 const __half* b, int ldb, int n0, int bk0, int b_rows = INT_MAX) {
+  const int g = threadIdx.x % kWarp / 4, t = threadIdx.x % 4;
+  uint4 a_rows[2][2];
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    a_rows[m][0] = load16(&a[m * kMmaRows + g][k0 + 8 * t]);
+    a_rows[m][1] = load16(&a[m * kMmaRows + g + 8][k0 + 8 * t]);
+  }
+#pragma unroll
+  for (int n = 0; n < kTiles; ++n) {
+    const int b_row = n0 + n * kMmaK + g;
+    const uint4 b_col = b_row < b_rows ? ldg16(b + static_cast<std::size_t>(b_row) * ldb + bk0 + 8 * t) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int m = 0; m < 2; ++m) {
+#pragma unroll
+      for (int s = 0; s < 4; ++s) {
+        const unsigned a_frag[2] = {word(a_rows[m][0], s), word(a_rows[m][1], s)};
+        mma_16x8x8(acc[m][n], a_frag, word(b_col, s));
+      }
+    }
+  }
+}
+
+}  // namespace edgetap::kernels::cuda::detail
