@@ -71,23 +71,7 @@ __global__ void __launch_bounds__(kRowWarps * kWarp)
     __syncthreads();  // the next chunk overwrites act
   }
 
-  // x += the MLP's output (its bias pending).
-#pragma unroll
-  for (int m = 0; m < 2; ++m) {
-#pragma unroll
-    for (int upper = 0; upper < 2; ++upper) {
-      const int row = row0 + m * kMmaRows + g + 8 * upper;
-      if (row >= rows) continue;
-#pragma unroll
-      for (int n = 0; n < kOutTilesPerWarp; ++n) {
-        float2* p = reinterpret_cast<float2*>(x + static_cast<std::size_t>(row) * W + out0 + n * kMmaK + 2 * t);
-        float2 v = *p;
-        v.x += out[m][n][2 * upper];
-        v.y += out[m][n][2 * upper + 1];
-        *p = v;
-      }
-    }
-  }
+  store_tiles(out, rows, row0, x, W, out0, W, /*add=*/true);  // x += the MLP's output (its bias pending)
 }
 
 template <int W>

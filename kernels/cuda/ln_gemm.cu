@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(kRowWarps * kWarp)
     ln_gemm_kernel(float* x, const float* pending, int rows, const float* gamma, const float* beta,
                    const __half* weight, int outputs, float* out) {
   __shared__ __align__(16) __half normed[kRowBlock][padded_row(W)];
-  const int warp = threadIdx.x / kWarp, g = threadIdx.x % kWarp / 4, t = threadIdx.x % 4;
+  const int warp = threadIdx.x / kWarp;
   const int row0 = blockIdx.x * kRowBlock;
   normalize_rows<W>(x, pending, rows, row0, gamma, beta, normed);
   __syncthreads();
@@ -36,21 +36,7 @@ __global__ void __launch_bounds__(kRowWarps * kWarp)
     float acc[2][kTilesPerWarp][4] = {};
 #pragma unroll
     for (int k0 = 0; k0 < W; k0 += kKBlock) multiply_k_block(acc, normed, k0, weight, W, c0, k0, outputs);
-#pragma unroll
-    for (int m = 0; m < 2; ++m) {
-#pragma unroll
-      for (int upper = 0; upper < 2; ++upper) {
-        const int row = row0 + m * kMmaRows + g + 8 * upper;
-        if (row >= rows) continue;
-#pragma unroll
-        for (int n = 0; n < kTilesPerWarp; ++n) {
-          const int col = c0 + n * kMmaK + 2 * t;
-          if (col >= outputs) continue;
-          *reinterpret_cast<float2*>(out + static_cast<std::size_t>(row) * outputs + col) =
-              make_float2(acc[m][n][2 * upper], acc[m][n][2 * upper + 1]);
-        }
-      }
-    }
+    store_tiles(acc, rows, row0, out, outputs, c0, outputs, /*add=*/false);
   }
 }
 

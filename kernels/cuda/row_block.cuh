@@ -98,4 +98,34 @@ __device__ __forceinline__ void multiply_k_block(float (&acc)[2][kTiles][4], con
   }
 }
 
+// The accumulators of kTiles 8-column tiles from column col0 into (or, with
+// `add`, onto) the block's rows of out [rows][ld]: columns from `cols` on and rows
+// past the last are left out.
+template <int kTiles>
+__device__ __forceinline__ void store_tiles(const float (&acc)[2][kTiles][4], int rows, int row0, float* out, int ld,
+                                            int col0, int cols, bool add) {
+  const int g = threadIdx.x % kWarp / 4, t = threadIdx.x % 4;
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+#pragma unroll
+    for (int upper = 0; upper < 2; ++upper) {
+      const int row = row0 + m * kMmaRows + g + 8 * upper;
+      if (row >= rows) continue;
+#pragma unroll
+      for (int n = 0; n < kTiles; ++n) {
+        const int col = col0 + n * kMmaK + 2 * t;
+        if (col >= cols) continue;
+        float2* p = reinterpret_cast<float2*>(out + static_cast<std::size_t>(row) * ld + col);
+        float2 v = make_float2(acc[m][n][2 * upper], acc[m][n][2 * upper + 1]);
+        if (add) {
+          const float2 before = *p;
+          v.x += before.x;
+          v.y += before.y;
+        }
+        *p = v;
+      }
+    }
+  }
+}
+
 }  // namespace edgetap::kernels::cuda::detail
