@@ -2,7 +2,7 @@
 # Runs the CUDA engine's parity tests, memory checks and benchmarks on a GPU
 # host, from programs built by scripts/gpu-build.sh (carried in build/gpu-bin).
 # Run from the source tree's root; logs go to OUT_DIR.
-#   usage: scripts/gpu-check.sh OUT_DIR [tests] [stress] [sanitize] [bench] [refine] [t4] [ncu]
+#   usage: scripts/gpu-check.sh OUT_DIR [tests] [stress] [sanitize] [bench] [refine] [fused] [t4] [ncu]
 set -uo pipefail
 out="$1"; shift
 bin=build/gpu-bin
@@ -55,6 +55,22 @@ for step in "$@"; do
         -k regex:'grey_frame_kernel|capture_kernel|align_kernel' -c 12 \
         "$bin/edgetap-refine-bench" --aligner cuda --points 1024 --frames 4 --runs 1 >"$out/ncu-refine-1024.csv" 2>"$out/ncu-refine.err" || status=1
       grep -E "align_kernel|grey_frame_kernel|capture_kernel" "$out/ncu-refine-1024.csv" | head -12 ;;
+    fused)
+      # The fused FP16 kernels (EDGETAP_CUDA_FUSED=1, engine/cuda/src/fused_kernels.hpp): their parity tests,
+      # the session tests with them on, then edgetap-large FP16 W1, W2 and memory without and with them
+      # (the same programs), two rounds interleaved.
+      "$bin/edgetap-gpu-test-track-ops" --gtest_color=no --gtest_filter='CrossAttention*:FusedMlp*:LnGemm*' \
+        >"$out/test-fused-kernels.log" 2>&1 || status=1
+      EDGETAP_CUDA_FUSED=1 "$bin/edgetap-gpu-test-session" --gtest_color=no >"$out/test-session-fused.log" 2>&1 || status=1
+      grep -E "^\[  (PASSED|FAILED) |FAILED|Failure|max\|diff" "$out/test-fused-kernels.log" "$out/test-session-fused.log" | head -30
+      for round in 1 2; do
+        for fused in 0 1; do
+          EDGETAP_CUDA_FUSED=$fused "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 \
+            --workloads w1,w2,memory --w2-points 256,1024 >"$out/bench-fused$fused-$round.log" 2>&1 || status=1
+          echo "EDGETAP_CUDA_FUSED=$fused, round $round:"
+          grep -E "^W|published|MiB" "$out/bench-fused$fused-$round.log"
+        done
+      done ;;
     t4)
       # The engine on about 40 of the card's SMs, a T4's count, through MPS (no device setting changes;
       # memory bandwidth and L2 stay the card's: bench/NOTES-gpu.md "T4 estimate" adds the byte floor).
