@@ -57,12 +57,15 @@ for step in "$@"; do
       grep -E "align_kernel|grey_frame_kernel|capture_kernel" "$out/ncu-refine-1024.csv" | head -12 ;;
     fused)
       # The fused FP16 kernels (EDGETAP_CUDA_FUSED=1, engine/cuda/src/fused_kernels.hpp): their parity tests,
-      # the session tests with them on, then edgetap-large FP16 W1, W2 and memory without and with them
-      # (the same programs), two rounds interleaved.
+      # the session tests and 10 s of the concurrent sessions with them on, then edgetap-large FP16 W1,
+      # W2 and memory without and with them (the same programs), two rounds interleaved.
       "$bin/edgetap-gpu-test-track-ops" --gtest_color=no --gtest_filter='CrossAttention*:FusedMlp*:LnGemm*' \
         >"$out/test-fused-kernels.log" 2>&1 || status=1
       EDGETAP_CUDA_FUSED=1 "$bin/edgetap-gpu-test-session" --gtest_color=no >"$out/test-session-fused.log" 2>&1 || status=1
-      grep -E "^\[  (PASSED|FAILED) |FAILED|Failure|max\|diff" "$out/test-fused-kernels.log" "$out/test-session-fused.log" | head -30
+      EDGETAP_CUDA_FUSED=1 EDGETAP_STRESS_SECONDS=10 "$bin/edgetap-gpu-test-concurrent-sessions" --gtest_color=no \
+        >"$out/stress-fused.log" 2>&1 || status=1
+      grep -E "^\[  (PASSED|FAILED) |FAILED|Failure|max\|diff|rung visits" "$out/test-fused-kernels.log" \
+        "$out/test-session-fused.log" "$out/stress-fused.log" | head -30
       for round in 1 2; do
         for fused in 0 1; do
           EDGETAP_CUDA_FUSED=$fused "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 \
