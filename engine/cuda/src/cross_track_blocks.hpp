@@ -1,9 +1,15 @@
-// How the CUDA session's cross-track attention is cut into blocks of rows, so
-// that its scores and probabilities never take more than kCrossScoreBytes.
+// The CUDA session's cross-track attention through cuBLAS, where the fused kernel
+// (k::cross_attention) does not run: cut into blocks of rows, so that its scores
+// and probabilities never take more than kCrossScoreBytes.
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstddef>
+
+#include "edgetap/gpu/device_buffer.hpp"
+#include "edgetap/gpu/gemm.hpp"
 
 namespace edgetap::gpu {
 
@@ -21,5 +27,25 @@ inline int cross_track_rows(int heads, int capacity, std::size_t bytes_per_score
   if (fit >= capacity) return capacity;
   return std::max(kCrossRowMultiple, fit / kCrossRowMultiple * kCrossRowMultiple);
 }
+
+// The blocked attention and its buffers: qkv with its bias as T [capacity][3 width],
+// scores (float) and probabilities (T) [heads][rows_at_once][capacity].
+template <class T>
+class CrossTrackBlocks {
+ public:
+  // Room for `capacity` rows of `heads` heads of `head_dim` (contents not kept).
+  void reserve(int capacity, int heads, int head_dim, cudaStream_t stream);
+
+  // attended [S][width] (T) = per head softmax(Q K^T / sqrt(head_dim)) V, from qkv
+  // [S][3 width] (float, without its bias) + bias [3 width]: per block of query rows,
+  // the scores and the weighted values as products over the heads as a batch.
+  void attend(const Blas& blas, const float* qkv, const float* bias, int S, int heads, int head_dim, T* attended,
+              cudaStream_t stream);
+
+ private:
+  DeviceBuffer<T> qkv_t_, probs_;
+  DeviceBuffer<float> scores_;
+  int rows_at_once_ = 0;  // cross_track_rows
+};
 
 }  // namespace edgetap::gpu

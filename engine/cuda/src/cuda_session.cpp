@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -17,9 +16,6 @@
 #include "edgetap/gpu/device_weights.hpp"
 #include "edgetap/gpu/gemm.hpp"
 #include "edgetap/kernels/cuda/check.hpp"
-#include "edgetap/kernels/cuda/cross_attention.hpp"
-#include "edgetap/kernels/cuda/fused_mlp.hpp"
-#include "edgetap/kernels/cuda/ln_gemm.hpp"
 #include "edgetap/kernels/cuda/track_ops.hpp"
 #include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
@@ -50,11 +46,7 @@ struct CudaStreamingSession<T>::Impl {
       : c(network.config),
         reads(network.config.correlation_reads()),
         iters(network.config.iterations(iters_)),
-        flash_cross(std::is_same_v<T, __half> && fused_kernels_enabled() &&
-                    k::cross_attention_takes(network.config.head_dim())),
-        fused_mlp(std::is_same_v<T, __half> && fused_kernels_enabled() &&
-                  k::fused_mlp_takes(network.config.width, network.config.mlp_ratio * network.config.width)),
-        fused_ln(std::is_same_v<T, __half> && fused_kernels_enabled() && k::ln_gemm_takes(network.config.width, 4)),
+        fused(fused_kernels_for<T>(network.config)),
         stream(owned_stream.get()),
         encoder(network.config, network.weights, stream),
         blas(stream),
@@ -94,8 +86,8 @@ struct CudaStreamingSession<T>::Impl {
     slots_dev.resize(cap, stream);
     points.resize(cap, stream);
     corr.resize(cap * c.n_corr(), stream);
-    // The MLP's hidden layer passes through acc and hidden unless fused_mlp keeps it on chip.
-    const std::size_t mlp_hidden = fused_mlp ? 0 : static_cast<std::size_t>(c.mlp_ratio) * width;
+    // The MLP's hidden layer passes through acc and hidden unless fused.mlp keeps it on chip.
+    const std::size_t mlp_hidden = fused.mlp ? 0 : static_cast<std::size_t>(c.mlp_ratio) * width;
     acc.resize(cap * std::max({static_cast<std::size_t>(c.corr_hidden), 3 * width, mlp_hidden}), stream);
     hidden.resize(cap * std::max(static_cast<std::size_t>(c.corr_hidden), mlp_hidden), stream);
     token.resize(cap * c.token_in(), stream);
@@ -104,12 +96,7 @@ struct CudaStreamingSession<T>::Impl {
     qkv.resize(cap * 3 * width, stream);
     attended.resize(cap * width, stream);
     head_acc.resize(cap * 4, stream);
-    if (!c.cross_after.empty() && !flash_cross) {  // the cross-track attention's [heads][rows][S] scores
-      qkv_t.resize(cap * 3 * width, stream);
-      cross_rows = cross_track_rows(c.heads, cap_, sizeof(float) + sizeof(T));
-      scores.resize(static_cast<std::size_t>(c.heads) * cross_rows * cap, stream);
-      probs.resize(static_cast<std::size_t>(c.heads) * cross_rows * cap, stream);
-    }
+    if (!c.cross_after.empty() && !fused.cross_attention) cross_blocks.reserve(cap_, c.heads, c.head_dim(), stream);
     slots_host.resize(cap);
     points_host.resize(cap);
     estimate_host.resize(cap);
@@ -175,10 +162,10 @@ struct CudaStreamingSession<T>::Impl {
   }
 
   // x += pending (written back), then out (float) = LayerNorm(x) * W^T: in one
-  // kernel where fused_ln, else layer_norm_rows and the product.
+  // kernel where fused.layer_norm, else layer_norm_rows and the product.
   void normed_linear(const float* pending, const DeviceLayerNorm& ln, const DeviceLinear<T>& l, int S, float* out) {
     if constexpr (std::is_same_v<T, __half>) {
-      if (fused_ln) {
+      if (fused.layer_norm) {
         k::ln_gemm(x.data(), pending, S, c.width, ln.gamma.data(), ln.beta.data(), l.weight.data(), l.out, out, stream);
         return;
       }
@@ -191,57 +178,56 @@ struct CudaStreamingSession<T>::Impl {
   // (fc2's). The qkv and fc1 biases are added by the kernels that read them.
   const float* block(int b, int it, int S, bool query_step, const float* pending) {
     const DeviceBlock<T>& bw = w.blocks[static_cast<std::size_t>(b)];
-    const int width = c.width;
     normed_linear(pending, bw.ln1, bw.qkv, S, qkv.data());
     k::attend_cached(qkv.data(), bw.qkv.bias.data(), slots_dev.data(), S, c.heads, c.head_dim(), c.window, query_step,
                      keys.data(), values.data(), cache_stride(), layer_offset(it, b), w.rel_bias.data(),
                      query_frame.data(), clock_dev.data(), attended.data(), stream);
     linear(bw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
-    if (fused_mlp) {
-      if constexpr (std::is_same_v<T, __half>) {
-        const k::MlpWeights mlp{bw.fc1.weight.data(), bw.fc1.bias.data(), bw.fc2.weight.data(), width, bw.fc1.out};
-        k::fused_mlp(x.data(), bw.proj.bias.data(), S, bw.ln2.gamma.data(), bw.ln2.beta.data(), mlp, stream);
-      }
-    } else {
-      k::layer_norm_rows(x.data(), bw.proj.bias.data(), S, width, bw.ln2.gamma.data(), bw.ln2.beta.data(),
-                         normed.data(), stream);
-      linear(bw.fc1, normed.data(), S, acc.data());
-      k::bias_activation(acc.data(), bw.fc1.bias.data(), S, bw.fc1.out, true, hidden.data(), stream);
-      linear(bw.fc2, hidden.data(), S, x.data(), true);  // x += mlp(x), its bias pending
-    }
+    mlp(bw, S);
     return bw.fc2.bias.data();
+  }
+
+  // x += block bw's MLP of LayerNorm(x + proj's pending bias), fc2's bias pending:
+  // in one kernel where fused.mlp.
+  void mlp(const DeviceBlock<T>& bw, int S) {
+    if constexpr (std::is_same_v<T, __half>) {
+      if (fused.mlp) {
+        const k::MlpWeights weights{bw.fc1.weight.data(), bw.fc1.bias.data(), bw.fc2.weight.data(), c.width, bw.fc1.out};
+        k::fused_mlp(x.data(), bw.proj.bias.data(), S, bw.ln2.gamma.data(), bw.ln2.beta.data(), weights, stream);
+        return;
+      }
+    }
+    k::layer_norm_rows(x.data(), bw.proj.bias.data(), S, c.width, bw.ln2.gamma.data(), bw.ln2.beta.data(),
+                       normed.data(), stream);
+    linear(bw.fc1, normed.data(), S, acc.data());
+    k::bias_activation(acc.data(), bw.fc1.bias.data(), S, bw.fc1.out, true, hidden.data(), stream);
+    linear(bw.fc2, hidden.data(), S, x.data(), true);  // x += mlp(x), its bias pending
   }
 
   // x += the cross-track layer (engine::StreamingSession::cross_track): every
   // stepped track attends to all of them; on the query step only to itself.
   // Takes x's pending bias; returns the new one (the projection's).
   const float* cross_track(const DeviceCrossTrack<T>& cw, int S, bool query_step, const float* pending) {
-    const int width = c.width, dh = c.head_dim(), heads = c.heads;
     normed_linear(pending, cw.ln, cw.qkv, S, qkv.data());
     if (query_step) {
-      k::take_values(qkv.data(), cw.qkv.bias.data(), S, width, attended.data(), stream);
-    } else if (flash_cross) {
-      if constexpr (std::is_same_v<T, __half>) {
-        k::cross_attention(qkv.data(), cw.qkv.bias.data(), S, heads, dh, attended.data(), stream);
-      }
+      k::take_values(qkv.data(), cw.qkv.bias.data(), S, c.width, attended.data(), stream);
     } else {
-      k::bias_activation(qkv.data(), cw.qkv.bias.data(), S, 3 * width, /*gelu=*/false, qkv_t.data(), stream);
-      // Per block of query rows: scores_h = Q_h K_h^T, then P_h = softmax(scores_h / sqrt(dh)),
-      // O_h = P_h V_h, heads as a batch.
-      const int rows_at_once = std::min(S, cross_rows);
-      for (int r0 = 0; r0 < S; r0 += rows_at_once) {
-        const int rows = std::min(rows_at_once, S - r0);
-        const long long rs = static_cast<long long>(rows) * S;
-        const T* q = qkv_t.data() + static_cast<std::size_t>(r0) * 3 * width;
-        blas.gemm_nt_batched<T>(rows, S, dh, q, 3 * width, dh, qkv_t.data() + width, 3 * width, dh, scores.data(), S,
-                                rs, heads);
-        k::softmax_rows(scores.data(), heads * rows, S, 1.f / std::sqrt(static_cast<float>(dh)), probs.data(), stream);
-        blas.gemm_nn_batched<T>(rows, dh, S, probs.data(), S, rs, qkv_t.data() + 2 * width, 3 * width, dh,
-                                attended.data() + static_cast<std::size_t>(r0) * width, width, dh, heads);
-      }
+      attend_across(cw.qkv.bias.data(), S);
     }
     linear(cw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
     return cw.proj.bias.data();
+  }
+
+  // attended = every stepped row's attention over all of them, from qkv + bias: in
+  // one kernel where fused.cross_attention, else by blocks of rows through cuBLAS.
+  void attend_across(const float* bias, int S) {
+    if constexpr (std::is_same_v<T, __half>) {
+      if (fused.cross_attention) {
+        k::cross_attention(qkv.data(), bias, S, c.heads, c.head_dim(), attended.data(), stream);
+        return;
+      }
+    }
+    cross_blocks.attend(blas, qkv.data(), bias, S, c.heads, c.head_dim(), attended.data(), stream);
   }
 
   // ---- Frames.
@@ -458,17 +444,7 @@ struct CudaStreamingSession<T>::Impl {
   const std::vector<engine::CorrelationRead> reads;  // the correlation reads, in corr1's input order
   const int iters;
   int capacity = 0;
-  // FP16, the fused kernels on (fused_kernels.hpp) and a head size the kernel takes:
-  // the cross-track attention in one kernel (k::cross_attention), its scores on chip;
-  // else by blocks of rows through cuBLAS, cross_rows at once (cross_track_rows).
-  const bool flash_cross;
-  int cross_rows = 0;
-  // FP16, the fused kernels on and a width and hidden layer the kernel takes: each
-  // block's LayerNorm and MLP in one kernel (k::fused_mlp), its hidden layer on chip.
-  const bool fused_mlp;
-  // FP16, the fused kernels on and a width the kernel takes: each LayerNorm and the
-  // product that reads it in one kernel (k::ln_gemm).
-  const bool fused_ln;
+  const FusedKernels fused;  // the fused kernels this session's step runs (fused_kernels.hpp)
   CudaStream owned_stream;  // before every buffer: destroyed after them
   cudaStream_t stream = nullptr;
   CudaEncoder<T> encoder;
@@ -486,8 +462,9 @@ struct CudaStreamingSession<T>::Impl {
   // Per stepped row.
   DeviceBuffer<int> slots_dev;
   DeviceBuffer<float2> points;  // each row's estimate (the new tracks' query points when adding)
-  DeviceBuffer<T> corr, hidden, token, normed, attended, qkv_t, probs;
-  DeviceBuffer<float> acc, x, qkv, head_acc, scores;  // x: the residual stream and hidden state
+  DeviceBuffer<T> corr, hidden, token, normed, attended;
+  DeviceBuffer<float> acc, x, qkv, head_acc;  // x: the residual stream and hidden state
+  CrossTrackBlocks<T> cross_blocks;  // the cross-track attention through cuBLAS, where it runs
   DeviceBuffer<k::FrameClock> clock_dev;
   DeviceBuffer<std::uint8_t> rgb_dev;
   // Host side.
