@@ -159,7 +159,8 @@ check_files "$work/contents-python.txt" /usr/lib/python3/dist-packages/edgetap/_
 if [ "$have_cuda_deb" = yes ]; then
   dpkg-deb --contents "$cuda_deb" >"$work/contents-cuda.txt"
   check_files "$work/contents-cuda.txt" "$plugin" \
-    /usr/share/doc/edgetap-cuda/copyright /usr/share/doc/edgetap-cuda/changelog.gz
+    /usr/share/doc/edgetap-cuda/copyright /usr/share/doc/edgetap-cuda/changelog.gz \
+    /usr/share/lintian/overrides/edgetap-cuda
 fi
 for b in /usr/bin/edgetapd /usr/bin/edgetap; do
   grep -q "^-rwxr-xr-x root/root .* \.$b\$" "$work/contents.txt" && ok "$b is 0755 root:root" || fail "$b is not 0755 root:root"
@@ -216,13 +217,18 @@ changes=build/deb/edgetap_${version}_${arch}.changes
 [ -f "$changes" ] || { fail "$changes missing"; changes="$deb $data_deb"; }
 # Tags at every level fail, info and pedantic included, unless overridden in
 # packaging/debian/*.lintian-overrides with the reason (see packaging/README.md).
+# The one exception: edgetap-cuda's spelling override covers the kernels' machine
+# code, whose bytes move with every kernel change, so it may go unused.
 # shellcheck disable=SC2086 # $changes may be two files
-if lintian --allow-root --display-info --pedantic --fail-on error,warning,info,pedantic $changes >"$work/lintian.txt" 2>&1 &&
-   ! grep -q '^[EWIP]: ' "$work/lintian.txt"; then
+lintian_rc=0
+lintian --allow-root --display-info --pedantic --fail-on none $changes >"$work/lintian.txt" 2>&1 || lintian_rc=$?
+tags=$(grep '^[EWIP]: ' "$work/lintian.txt" |
+  grep -v '^I: edgetap-cuda: unused-override spelling-error-in-binary ' || true)
+if [ "$lintian_rc" -eq 0 ] && [ -z "$tags" ]; then
   ok "lintian: clean (overrides: $(cat packaging/debian/*.lintian-overrides | grep -c '^edgetap'))"
 else
   cat "$work/lintian.txt" >&2
-  fail "lintian reports tags"
+  fail "lintian reports tags (exit $lintian_rc)"
 fi
 
 section "install into a throwaway root (dpkg --root, scripts outside a chroot)"
