@@ -74,19 +74,10 @@ __global__ void __launch_bounds__(kRowWarps * kWarp)
   store_tiles(out, rows, row0, x, W, out0, W, /*add=*/true);  // x += the MLP's output (its bias pending)
 }
 
-template <int W>
-void launch(float* x, const float* pending, int rows, const float* gamma, const float* beta, const MlpWeights& mlp,
-            cudaStream_t stream) {
-  fused_mlp_kernel<W><<<blocks_of(rows, kRowBlock), kRowWarps * kWarp, 0, stream>>>(
-      x, pending, rows, gamma, beta, mlp.fc1, mlp.fc1_bias, mlp.fc2, mlp.hidden);
-  EDGETAP_CUDA_LAUNCH_CHECK();
-}
-
 }  // namespace
 
 bool fused_mlp_takes(int width, int hidden) {
-  const bool width_ok = width == 32 || width == 64 || width == 128 || width == 256;
-  return width_ok && hidden > 0 && hidden % kHiddenChunk == 0;
+  return row_block_takes(width) && hidden > 0 && hidden % kHiddenChunk == 0;
 }
 
 void fused_mlp(float* x, const float* pending_bias, int rows, const float* gamma, const float* beta,
@@ -97,12 +88,11 @@ void fused_mlp(float* x, const float* pending_bias, int rows, const float* gamma
   }
   if (rows == 0) return;
   checked_count(static_cast<std::size_t>(rows) * mlp.width);
-  switch (mlp.width) {
-    case 32: launch<32>(x, pending_bias, rows, gamma, beta, mlp, stream); break;
-    case 64: launch<64>(x, pending_bias, rows, gamma, beta, mlp, stream); break;
-    case 128: launch<128>(x, pending_bias, rows, gamma, beta, mlp, stream); break;
-    default: launch<256>(x, pending_bias, rows, gamma, beta, mlp, stream); break;
-  }
+  with_row_width(mlp.width, [&](auto w) {
+    fused_mlp_kernel<decltype(w)::value><<<blocks_of(rows, kRowBlock), kRowWarps * kWarp, 0, stream>>>(
+        x, pending_bias, rows, gamma, beta, mlp.fc1, mlp.fc1_bias, mlp.fc2, mlp.hidden);
+  });
+  EDGETAP_CUDA_LAUNCH_CHECK();
 }
 
 }  // namespace edgetap::kernels::cuda

@@ -40,19 +40,10 @@ __global__ void __launch_bounds__(kRowWarps * kWarp)
   }
 }
 
-template <int W>
-void launch(float* x, const float* pending, int rows, const float* gamma, const float* beta, const __half* weight,
-            int outputs, float* out, cudaStream_t stream) {
-  ln_gemm_kernel<W><<<blocks_of(rows, kRowBlock), kRowWarps * kWarp, 0, stream>>>(x, pending, rows, gamma, beta,
-                                                                                  weight, outputs, out);
-  EDGETAP_CUDA_LAUNCH_CHECK();
-}
-
 }  // namespace
 
 bool ln_gemm_takes(int width, int outputs) {
-  const bool width_ok = width == 32 || width == 64 || width == 128 || width == 256;
-  return width_ok && outputs > 0 && outputs % 2 == 0;
+  return row_block_takes(width) && outputs > 0 && outputs % 2 == 0;
 }
 
 void ln_gemm(float* x, const float* pending_bias, int rows, int width, const float* gamma, const float* beta,
@@ -63,12 +54,11 @@ void ln_gemm(float* x, const float* pending_bias, int rows, int width, const flo
   }
   if (rows == 0) return;
   checked_count(static_cast<std::size_t>(rows) * (width > outputs ? width : outputs));
-  switch (width) {
-    case 32: launch<32>(x, pending_bias, rows, gamma, beta, weight, outputs, out, stream); break;
-    case 64: launch<64>(x, pending_bias, rows, gamma, beta, weight, outputs, out, stream); break;
-    case 128: launch<128>(x, pending_bias, rows, gamma, beta, weight, outputs, out, stream); break;
-    default: launch<256>(x, pending_bias, rows, gamma, beta, weight, outputs, out, stream); break;
-  }
+  with_row_width(width, [&](auto w) {
+    ln_gemm_kernel<decltype(w)::value><<<blocks_of(rows, kRowBlock), kRowWarps * kWarp, 0, stream>>>(
+        x, pending_bias, rows, gamma, beta, weight, outputs, out);
+  });
+  EDGETAP_CUDA_LAUNCH_CHECK();
 }
 
 }  // namespace edgetap::kernels::cuda

@@ -13,6 +13,7 @@
 
 #include <climits>
 #include <cstddef>
+#include <type_traits>
 
 #include "device_common.cuh"
 #include "mma.cuh"
@@ -26,6 +27,20 @@ constexpr int kKBlock = 32;              // k values per 16-byte load of 4 lanes
 // Shared rows of `cols` halves, padded to 64 bytes past a multiple of 128: the
 // 16-byte fragment loads of 8 lanes (2 rows x 4 lanes) then touch 32 distinct banks.
 __host__ __device__ constexpr int padded_row(int cols) { return (cols * 2) % 128 == 0 ? cols + 32 : cols; }
+
+// The row widths the row-block kernels are built for (normalize_rows' W).
+constexpr bool row_block_takes(int width) { return width == 32 || width == 64 || width == 128 || width == 256; }
+
+// launch(std::integral_constant<int, W>{}) for W = width, one of row_block_takes' widths.
+template <class Launch>
+void with_row_width(int width, Launch&& launch) {
+  switch (width) {
+    case 32: launch(std::integral_constant<int, 32>{}); break;
+    case 64: launch(std::integral_constant<int, 64>{}); break;
+    case 128: launch(std::integral_constant<int, 128>{}); break;
+    default: launch(std::integral_constant<int, 256>{}); break;
+  }
+}
 
 __device__ __forceinline__ uint4 load16(const __half* p) { return *reinterpret_cast<const uint4*>(p); }
 __device__ __forceinline__ uint4 ldg16(const __half* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
