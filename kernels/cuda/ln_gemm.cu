@@ -1,6 +1,6 @@
 // LayerNorm + the product that reads it (ln_gemm.hpp). A block of 4 warps
 // normalizes 32 rows into shared memory (row_block.cuh), then walks the output
-// columns 64 at a time, 16 per warp, the weights read straight from L2.
+// columns 64 at a time, 16 per warp, the weights read straight from L2 a pass ahead.
 #include "edgetap/kernels/cuda/ln_gemm.hpp"
 
 #include <cuda_fp16.h>
@@ -29,13 +29,18 @@ __global__ void __launch_bounds__(kRowWarps * kWarp)
   __shared__ __align__(16) __half normed[kRowBlock][padded_row(W)];
   const int warp = threadIdx.x / kWarp;
   const int row0 = blockIdx.x * kRowBlock;
+  // Each pass's fragments are loaded during the pass before it, the first's during the LayerNorm.
+  int c0 = warp * kTilesPerWarp * kMmaK;
+  BFragments<W / kKBlock, kTilesPerWarp> next;
+  load_fragments(next, weight, W, c0, 0, outputs);
   normalize_rows<W>(x, pending, rows, row0, gamma, beta, normed);
   __syncthreads();
 
-  for (int c0 = warp * kTilesPerWarp * kMmaK; c0 < outputs; c0 += kOutputChunk) {
-    float acc[2][kTilesPerWarp][4] = {};
-#pragma unroll
-    for (int k0 = 0; k0 < W; k0 += kKBlock) multiply_k_block(acc, normed, k0, weight, W, c0, k0, outputs);
+  for (; c0 < outputs; c0 += kOutputChunk) {
+    const BFragments<W / kKBlock, kTilesPerWarp> now = next;
+    if (c0 + kOutputChunk < outputs) load_fragments(next, weight, W, c0 + kOutputChunk, 0, outputs);
+    float acc[kRowTiles][kTilesPerWarp][4] = {};
+    multiply_fragments(acc, normed, 0, now);
     store_tiles(acc, rows, row0, out, outputs, c0, outputs, /*add=*/false);
   }
 }

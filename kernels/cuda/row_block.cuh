@@ -1,6 +1,6 @@
 // What the fused row kernels share (fused_mlp.cu, ln_gemm.cu): blocks of 32
 // rows normalized into shared memory, and products of those rows with weights
-// read straight from L2 into tensor-core fragments.
+// read straight from L2 into tensor-core fragments, a batch ahead of their use.
 //
 // Each lane loads 8 consecutive k values (16 bytes) of A and of B and feeds them
 // to four mma steps, two values each: lane t's values of step s are k = 8t + 2s
@@ -21,7 +21,8 @@
 namespace edgetap::kernels::cuda::detail {
 
 constexpr int kRowWarps = 4;
-constexpr int kRowBlock = 2 * kMmaRows;  // rows per block: two mma tiles
+constexpr int kRowTiles = 2;                     // mma tiles of rows per block
+constexpr int kRowBlock = kRowTiles * kMmaRows;  // rows per block
 constexpr int kKBlock = 32;              // k values per 16-byte load of 4 lanes' fragments
 
 // Shared rows of `cols` halves, padded to 64 bytes past a multiple of 128: the
@@ -85,29 +86,54 @@ __device__ void normalize_rows(float* x, const float* pending, int rows, int row
   }
 }
 
-// acc[m][n] += A x B^T over one k block: A the kRowBlock shared rows of `a`,
-// columns k0 .. k0 + 31; B kTiles 8-row tiles of `b` (row stride ldb) from row n0,
-// columns bk0 .. bk0 + 31. Rows of b from b_rows on read as zeros.
-template <int kTiles, int kLda>
-__device__ __forceinline__ void multiply_k_block(float (&acc)[2][kTiles][4], const __half (*a)[kLda], int k0,
-                                                 const __half* b, int ldb, int n0, int bk0, int b_rows = INT_MAX) {
+// B's fragments for kKBlocks consecutive k blocks of kTiles 8-row tiles of `b`
+// (row stride ldb) from row n0, columns bk0 on: loaded ahead of the products that
+// use them (multiply_fragments), so that a warp waits on L2 once per batch of
+// loads rather than once per tile. Rows of b from b_rows on read as zeros.
+template <int kKBlocks, int kTiles>
+struct BFragments {
+  uint4 v[kKBlocks][kTiles];
+};
+
+template <int kKBlocks, int kTiles>
+__device__ __forceinline__ void load_fragments(BFragments<kKBlocks, kTiles>& f, const __half* b, int ldb, int n0,
+                                               int bk0, int b_rows = INT_MAX) {
   const int g = threadIdx.x % kWarp / 4, t = threadIdx.x % 4;
-  uint4 a_rows[2][2];
 #pragma unroll
-  for (int m = 0; m < 2; ++m) {
-    a_rows[m][0] = load16(&a[m * kMmaRows + g][k0 + 8 * t]);
-    a_rows[m][1] = load16(&a[m * kMmaRows + g + 8][k0 + 8 * t]);
+  for (int kb = 0; kb < kKBlocks; ++kb) {
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n) {
+      const int b_row = n0 + n * kMmaK + g;
+      f.v[kb][n] = b_row < b_rows ? ldg16(b + static_cast<std::size_t>(b_row) * ldb + bk0 + kb * kKBlock + 8 * t)
+                                  : make_uint4(0, 0, 0, 0);
+    }
   }
+}
+
+// acc[m][n] += A x B^T over the fragments' k blocks: A the kRowBlock shared rows
+// of `a`, columns k0 .. k0 + 32 kKBlocks - 1, in order of k.
+template <int kKBlocks, int kTiles, int kLda>
+__device__ __forceinline__ void multiply_fragments(float (&acc)[kRowTiles][kTiles][4], const __half (*a)[kLda], int k0,
+                                                   const BFragments<kKBlocks, kTiles>& f) {
+  const int g = threadIdx.x % kWarp / 4, t = threadIdx.x % 4;
 #pragma unroll
-  for (int n = 0; n < kTiles; ++n) {
-    const int b_row = n0 + n * kMmaK + g;
-    const uint4 b_col = b_row < b_rows ? ldg16(b + static_cast<std::size_t>(b_row) * ldb + bk0 + 8 * t) : make_uint4(0, 0, 0, 0);
+  for (int kb = 0; kb < kKBlocks; ++kb) {
+    const int ka = k0 + kb * kKBlock + 8 * t;
+    uint4 a_rows[kRowTiles][2];
 #pragma unroll
-    for (int m = 0; m < 2; ++m) {
+    for (int m = 0; m < kRowTiles; ++m) {
+      a_rows[m][0] = load16(&a[m * kMmaRows + g][ka]);
+      a_rows[m][1] = load16(&a[m * kMmaRows + g + 8][ka]);
+    }
 #pragma unroll
-      for (int s = 0; s < 4; ++s) {
-        const unsigned a_frag[2] = {word(a_rows[m][0], s), word(a_rows[m][1], s)};
-        mma_16x8x8(acc[m][n], a_frag, word(b_col, s));
+    for (int n = 0; n < kTiles; ++n) {
+#pragma unroll
+      for (int m = 0; m < kRowTiles; ++m) {
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+          const unsigned a_frag[2] = {word(a_rows[m][0], s), word(a_rows[m][1], s)};
+          mma_16x8x8(acc[m][n], a_frag, word(f.v[kb][n], s));
+        }
       }
     }
   }
@@ -117,11 +143,11 @@ __device__ __forceinline__ void multiply_k_block(float (&acc)[2][kTiles][4], con
 // `add`, onto) the block's rows of out [rows][ld]: columns from `cols` on and rows
 // past the last are left out.
 template <int kTiles>
-__device__ __forceinline__ void store_tiles(const float (&acc)[2][kTiles][4], int rows, int row0, float* out, int ld,
+__device__ __forceinline__ void store_tiles(const float (&acc)[kRowTiles][kTiles][4], int rows, int row0, float* out, int ld,
                                             int col0, int cols, bool add) {
   const int g = threadIdx.x % kWarp / 4, t = threadIdx.x % 4;
 #pragma unroll
-  for (int m = 0; m < 2; ++m) {
+  for (int m = 0; m < kRowTiles; ++m) {
 #pragma unroll
     for (int upper = 0; upper < 2; ++upper) {
       const int row = row0 + m * kMmaRows + g + 8 * upper;

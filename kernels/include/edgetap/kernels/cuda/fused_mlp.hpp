@@ -10,7 +10,7 @@
 namespace edgetap::kernels::cuda {
 
 // Whether fused_mlp takes rows of `width` values and a hidden layer of `hidden`
-// (width 32, 64, 128 or 256; hidden a multiple of 64).
+// (width 32, 64, 128 or 256; hidden a multiple of 32).
 bool fused_mlp_takes(int width, int hidden);
 
 // The weights of the MLP: fc1 [hidden][width] and fc2 [width][hidden] (output
