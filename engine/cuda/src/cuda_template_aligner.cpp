@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "edgetap/engine/support_grid_session.hpp"
 #include "edgetap/gpu/cuda_stream.hpp"
 #include "edgetap/gpu/device_buffer.hpp"
 #include "edgetap/gpu/device_setup.hpp"
@@ -82,40 +84,44 @@ void CudaTemplateAligner::set_frame(const ImageView& frame) {
   m.height = frame.height;
 }
 
-// Set-up, as a session's add_tracks (device_setup.hpp): it may grow the
-// templates, and a new aligner's first launches may load modules.
+// Set-up, as a session's add_tracks (device_setup.hpp), up to the launch: it may
+// grow the templates, and a new aligner's first launches may load modules. The
+// kernel is waited for outside the section: 16 cameras capturing their first
+// points' templates do not wait for each other's kernels.
 std::vector<bool> CudaTemplateAligner::capture(std::span<const int> handles, std::span<const engine::Point2> points) {
-  DeviceSetupSection setup;
   Impl& m = *impl_;
   if (handles.size() != points.size()) throw std::invalid_argument("capture: one point per handle");
   const int n = static_cast<int>(handles.size());
   std::vector<bool> has_template(handles.size(), false);
-  for (int h : handles) {
-    if (h < 0) throw std::out_of_range("capture: handle " + std::to_string(h));
-    m.ensure_capacity(h);
-    if (static_cast<std::size_t>(h) >= m.has_row.size()) m.has_row.resize(static_cast<std::size_t>(h) + 1, false);
-    m.has_row[static_cast<std::size_t>(h)] = false;
+  {
+    DeviceSetupSection setup;
+    for (int h : handles) {
+      if (h < 0) throw std::out_of_range("capture: handle " + std::to_string(h));
+      m.ensure_capacity(h);
+      if (static_cast<std::size_t>(h) >= m.has_row.size()) m.has_row.resize(static_cast<std::size_t>(h) + 1, false);
+      m.has_row[static_cast<std::size_t>(h)] = false;
+    }
+    if (n == 0 || m.width == 0) return has_template;
+    m.points_host.resize(handles.size());
+    m.slots_host.resize(handles.size());
+    m.flags_host.resize(handles.size());
+    m.points.resize(handles.size(), m.stream);
+    m.slots.resize(handles.size(), m.stream);
+    m.flags.resize(handles.size(), m.stream);
+    for (int i = 0; i < n; ++i) {
+      m.points_host.data()[i] = float2{points[static_cast<std::size_t>(i)].x, points[static_cast<std::size_t>(i)].y};
+      m.slots_host.data()[i] = handles[static_cast<std::size_t>(i)];
+    }
+    const std::size_t count = handles.size();
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.points.data(), m.points_host.data(), count * sizeof(float2),
+                                       cudaMemcpyHostToDevice, m.stream));
+    EDGETAP_CUDA_CHECK(
+        cudaMemcpyAsync(m.slots.data(), m.slots_host.data(), count * sizeof(int), cudaMemcpyHostToDevice, m.stream));
+    k::capture_templates(m.grey.data(), m.width, m.height, m.points.data(), m.slots.data(), n, m.config.radius,
+                         m.templates.data(), m.flags.data(), m.stream);
+    EDGETAP_CUDA_CHECK(
+        cudaMemcpyAsync(m.flags_host.data(), m.flags.data(), count * sizeof(int), cudaMemcpyDeviceToHost, m.stream));
   }
-  if (n == 0 || m.width == 0) return has_template;
-  m.points_host.resize(handles.size());
-  m.slots_host.resize(handles.size());
-  m.flags_host.resize(handles.size());
-  m.points.resize(handles.size(), m.stream);
-  m.slots.resize(handles.size(), m.stream);
-  m.flags.resize(handles.size(), m.stream);
-  for (int i = 0; i < n; ++i) {
-    m.points_host.data()[i] = float2{points[static_cast<std::size_t>(i)].x, points[static_cast<std::size_t>(i)].y};
-    m.slots_host.data()[i] = handles[static_cast<std::size_t>(i)];
-  }
-  const std::size_t count = handles.size();
-  EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.points.data(), m.points_host.data(), count * sizeof(float2),
-                                     cudaMemcpyHostToDevice, m.stream));
-  EDGETAP_CUDA_CHECK(
-      cudaMemcpyAsync(m.slots.data(), m.slots_host.data(), count * sizeof(int), cudaMemcpyHostToDevice, m.stream));
-  k::capture_templates(m.grey.data(), m.width, m.height, m.points.data(), m.slots.data(), n, m.config.radius,
-                       m.templates.data(), m.flags.data(), m.stream);
-  EDGETAP_CUDA_CHECK(
-      cudaMemcpyAsync(m.flags_host.data(), m.flags.data(), count * sizeof(int), cudaMemcpyDeviceToHost, m.stream));
   m.owned_stream.wait();
   for (int i = 0; i < n; ++i) {
     const bool kept = m.flags_host.data()[i] != 0;
@@ -123,6 +129,36 @@ std::vector<bool> CudaTemplateAligner::capture(std::span<const int> handles, std
     m.has_row[static_cast<std::size_t>(handles[static_cast<std::size_t>(i)])] = kept;
   }
   return has_template;
+}
+
+void CudaTemplateAligner::warm_up(int width, int height, int tracks) {
+  if (tracks <= 0 || width <= 0 || height <= 0) return;
+  // A checkerboard of 8-pixel squares: every patch has contrast, so every capture
+  // keeps a template and every alignment runs.
+  constexpr int kSquare = 8;
+  constexpr std::uint8_t kDark = 48, kLight = 208;
+  std::vector<std::uint8_t> pattern(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const std::uint8_t v = (x / kSquare + y / kSquare) % 2 == 0 ? kDark : kLight;
+      std::fill_n(pattern.begin() + (static_cast<std::ptrdiff_t>(y) * width + x) * 3, 3, v);
+    }
+  }
+  set_frame(ImageView{pattern.data(), width, height, static_cast<std::size_t>(width) * 3});
+  std::vector<int> handles(static_cast<std::size_t>(tracks));
+  std::iota(handles.begin(), handles.end(), 0);
+  const std::vector<engine::Point2> points = engine::grid_points(tracks, width, height);
+  const std::vector<bool> kept = capture(handles, points);
+  std::vector<engine::AlignmentJob> jobs;
+  for (int h = 0; h < tracks; ++h) {
+    const engine::Point2 p = points[static_cast<std::size_t>(h)];
+    if (kept[static_cast<std::size_t>(h)]) jobs.push_back(engine::AlignmentJob{h, p.x, p.y, engine::AffineWarp{}});
+  }
+  std::vector<engine::AlignmentResult> results;
+  align(jobs, results);
+  Impl& m = *impl_;
+  std::fill(m.has_row.begin(), m.has_row.end(), false);  // no handle keeps the warm-up's template
+  m.width = m.height = 0;
 }
 
 void CudaTemplateAligner::align(std::span<const engine::AlignmentJob> jobs,
@@ -152,15 +188,17 @@ void CudaTemplateAligner::align(std::span<const engine::AlignmentJob> jobs,
     results[i].warp = j.warp;
   }
   if (m.width == 0) return;
-  std::optional<DeviceSetupSection> first_use;  // the alignment kernel may not have run in this process yet
-  if (!m.aligned_once) first_use.emplace();
-  m.aligned_once = true;
-  EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.tasks.data(), m.tasks_host.data(), n * sizeof(k::AlignmentTask),
-                                     cudaMemcpyHostToDevice, m.stream));
-  k::align_templates(m.grey.data(), m.width, m.height, m.templates.data(), m.tasks.data(), static_cast<int>(n),
-                     m.settings, m.outcomes.data(), m.stream);
-  EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.outcomes_host.data(), m.outcomes.data(), n * sizeof(k::AlignmentOutcome),
-                                     cudaMemcpyDeviceToHost, m.stream));
+  {
+    std::optional<DeviceSetupSection> first_use;  // the alignment kernel may not have run in this process yet
+    if (!m.aligned_once) first_use.emplace();
+    m.aligned_once = true;
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.tasks.data(), m.tasks_host.data(), n * sizeof(k::AlignmentTask),
+                                       cudaMemcpyHostToDevice, m.stream));
+    k::align_templates(m.grey.data(), m.width, m.height, m.templates.data(), m.tasks.data(), static_cast<int>(n),
+                       m.settings, m.outcomes.data(), m.stream);
+    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.outcomes_host.data(), m.outcomes.data(), n * sizeof(k::AlignmentOutcome),
+                                       cudaMemcpyDeviceToHost, m.stream));
+  }
   m.owned_stream.wait();
   for (std::size_t i = 0; i < n; ++i) {
     const k::AlignmentOutcome& o = m.outcomes_host.data()[i];

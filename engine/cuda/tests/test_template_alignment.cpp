@@ -87,10 +87,13 @@ TEST(GpuTemplateAlignment, CapturesTheReferenceTemplatesAndTheirContrast) {
 
 // Both aligners on the same frames and jobs; every result within float
 // rounding of the reference's (acceptance may differ only at its thresholds).
+// `warmed`: the GPU's aligner warmed up for the queries first.
 void expect_same_alignments(const test::RgbFrame& from, const test::RgbFrame& to, const std::vector<engine::Point2>& queries,
-                            const std::vector<AlignmentJob>& jobs, const TemplateAlignmentConfig& config) {
+                            const std::vector<AlignmentJob>& jobs, const TemplateAlignmentConfig& config,
+                            bool warmed = false) {
   engine::CpuTemplateAligner cpu(config, 1);
   CudaTemplateAligner gpu(config, 16);  // small: capture grows it
+  if (warmed) gpu.warm_up(from.view().width, from.view().height, static_cast<int>(queries.size()));
   std::vector<int> handles(queries.size());
   std::iota(handles.begin(), handles.end(), 0);
   cpu.set_frame(from.view());
@@ -146,6 +149,29 @@ TEST(GpuTemplateAlignment, AlignsManyTracksAsTheReference) {
     jobs.push_back({i, static_cast<float>(truth[0]) + off(rng), static_cast<float>(truth[1]) + off(rng), w});
   }
   expect_same_alignments(a, b, queries, jobs, config);
+}
+
+// What warm_up leaves: room and loaded kernels, but no template and no frame.
+TEST(GpuTemplateAlignment, AWarmedUpAlignerAlignsAsAFreshOne) {
+  EDGETAP_REQUIRE_GPU();
+  const TemplateAlignmentConfig config;
+  CudaTemplateAligner warmed(config, 16);
+  warmed.warm_up(128, 96, 700);
+  std::vector<AlignmentResult> results;
+  EXPECT_THROW(warmed.align(std::vector<AlignmentJob>{{0, 64.f, 48.f, AffineWarp{}}}, results), std::out_of_range);
+
+  const std::array<double, 4> S{1.02, 0.0, 0.0, 1.02};
+  const test::RgbFrame a = test::render(test::texture), b = test::render(test::texture, S, 0.7, 0.4);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> where(4.f, 123.f);
+  std::vector<engine::Point2> queries;
+  std::vector<AlignmentJob> jobs;
+  for (int i = 0; i < 700; ++i) {
+    queries.push_back({where(rng), where(rng)});
+    const auto truth = test::moved(queries.back().x, queries.back().y, S, 0.7, 0.4);
+    jobs.push_back({i, static_cast<float>(truth[0]), static_cast<float>(truth[1]), AffineWarp{}});
+  }
+  expect_same_alignments(a, b, queries, jobs, config, /*warmed=*/true);
 }
 
 TEST(GpuTemplateAlignment, OtherRadiiAndIterationsAsTheReference) {

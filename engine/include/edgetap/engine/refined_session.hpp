@@ -31,7 +31,10 @@ class RefinedSession final : public TrackingSession {
   bool alive(int handle) const override { return network_->alive(handle); }
   const TrackEstimate& estimate(int handle) const override;
   std::int64_t frames() const noexcept override { return network_->frames(); }
-  void warm_up(int width, int height, int tracks) override { network_->warm_up(width, height, tracks); }
+  void warm_up(int width, int height, int tracks) override {
+    network_->warm_up(width, height, tracks);
+    aligner_->warm_up(width, height, tracks);
+  }
 
   // Tracks aligned and accepted in the last pushed frame (tests, statistics).
   int last_accepted() const noexcept { return last_accepted_; }

@@ -33,6 +33,10 @@ class TemplateAligner {
   // Aligns each job's template in the current frame; `results` gets one per
   // job, in job order. Every job's handle has a template.
   virtual void align(std::span<const AlignmentJob> jobs, std::vector<AlignmentResult>& results) = 0;
+  // Before the first frame: whatever the first `tracks` captures and alignments in
+  // width x height frames would set up (buffers, a device's first launches) is paid
+  // now, and no handle is left with a template. Nothing for an aligner without set-up.
+  virtual void warm_up(int /*width*/, int /*height*/, int /*tracks*/) {}
 };
 
 // The CPU's aligner: engine::align_template on up to kMaxThreads threads

@@ -26,6 +26,9 @@ class CudaTemplateAligner final : public engine::TemplateAligner {
   void set_frame(const ImageView& frame) override;
   std::vector<bool> capture(std::span<const int> handles, std::span<const engine::Point2> points) override;
   void align(std::span<const engine::AlignmentJob> jobs, std::vector<engine::AlignmentResult>& results) override;
+  // Sizes every buffer for `tracks` handles and runs both kernels once on a
+  // patterned frame (TemplateAligner::warm_up).
+  void warm_up(int width, int height, int tracks) override;
 
  private:
   struct Impl;
