@@ -5,8 +5,9 @@ own fields. Per camera: messages, capture -> publish latency p50/p99
 (publish_us - capture_us), the rungs in force in order, whether every track
 alive before a rung change was alive after it, the longest gap between
 messages, the messages per second before and after a given time (the
-fault's), and the latency p99 over the run's second half (once the governor
-had time to settle). Writes one JSON object to --out.
+fault's), the latency p99 over the run's second half (once the governor
+had time to settle), the first messages' latency and tracker time, and which
+messages came later than the budget. Writes one JSON object to --out.
 
 usage: e2e_subscriber.py --socket PATH --seconds S --out FILE [--split-after S]
 """
@@ -14,6 +15,10 @@ import argparse
 import json
 import socket
 import time
+
+
+BUDGET_MS = 33.0  # the scenarios' budget_ms
+FIRST_MESSAGES = 12
 
 
 def percentile(values, q):
@@ -32,6 +37,8 @@ class Camera:
         self.last_live = set()
         self.seq_gaps = 0
         self.last_seq = None
+        self.tracker_ms = []
+        self.queue_drops = []
 
     def add(self, m):
         live = {p["id"] for p in m["points"] if not p["lost"]}
@@ -47,6 +54,8 @@ class Camera:
         self.last_seq = m["seq"]
         self.last_live = live
         self.latency_ms.append((m["publish_us"] - m["capture_us"]) / 1000.0)
+        self.tracker_ms.append(m.get("tracker_ms", 0.0))
+        self.queue_drops.append(m.get("queue_drops", 0))
         self.publish_s.append(m["publish_us"] / 1e6)
 
     def summary(self, split_s, half_s):
@@ -59,6 +68,11 @@ class Camera:
             "ids_lost_at_rung_change": self.ids_lost_at_change,
             "longest_gap_s": max(gaps) if gaps else None,
             "seq_gaps": self.seq_gaps,
+            # Where a start's slow frames are: the first messages' latency, tracker time and the
+            # queue's drops so far, and the index of every message over the budget.
+            "first_messages": [{"latency_ms": round(a, 1), "tracker_ms": b, "queue_drops": c}
+                               for a, b, c in zip(self.latency_ms[:FIRST_MESSAGES], self.tracker_ms, self.queue_drops)],
+            "over_budget_at": [i for i, ms in enumerate(self.latency_ms) if ms > BUDGET_MS],
             "latency_ms_p99_second_half": percentile(
                 [ms for ms, t in zip(self.latency_ms, self.publish_s) if t >= half_s], 99),
         }

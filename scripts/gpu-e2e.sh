@@ -230,7 +230,7 @@ import json, sys
 work, n, times, aborts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 captured = tracked = drops = strided = failures = changes = lost = 0
 rungs = set()
-p99s = []
+p99s, late, first = [], [], {}
 for i in range(1, times + 1):
     try:
         cams = json.load(open(f"{work}/stats-{i}.json")).get("cameras", [])
@@ -245,10 +245,20 @@ for i in range(1, times + 1):
         rungs.update(s["rungs"]); lost += len(s["ids_lost_at_rung_change"])
         if s.get("latency_ms_p99") is not None:
             p99s.append(s["latency_ms_p99"])
+        late += s.get("over_budget_at", [])
+        for k, f in enumerate(s.get("first_messages", [])):
+            first.setdefault(k, []).append(f)
 print(f"== starts: {n} cameras x {times} starts: {aborts} aborts, {failures} failed rungs, {changes} rung changes, "
       f"{tracked} of {captured} captured frames tracked ({drops} dropped by the queue, {strided} strided, "
       f"the rest in flight at the stats request), ids lost at a rung change {lost} times; rungs seen: {', '.join(sorted(rungs))}; "
       f"latency p99 of a camera over a start {min(p99s, default=0):.1f}-{max(p99s, default=0):.1f} ms")
+late.sort()
+if late:
+    print(f"   messages over the budget: {len(late)}, at a camera's message {late[0]}-{late[-1]} (median {late[len(late) // 2]})")
+for k in sorted(first):
+    lat = sorted(f["latency_ms"] for f in first[k]); trk = sorted(f["tracker_ms"] for f in first[k])
+    print(f"   message {k}: latency median {lat[len(lat) // 2]:.1f} max {lat[-1]:.1f} ms, tracker median "
+          f"{trk[len(trk) // 2]:.1f} max {trk[-1]:.1f} ms, queue drops so far max {max(f['queue_drops'] for f in first[k])}")
 PY
 }
 
