@@ -3,7 +3,8 @@
 // A block takes 64 query rows of one head, 16 per warp: the rows of one tensor-core
 // tile. It streams the keys and values in tiles of 64 through shared memory
 // (bias added, rounded to half; the values transposed, so that each fragment is
-// one 32-bit load), and each warp keeps its rows' scores, running maximum, sum
+// one 32-bit load; each tile read from L2 into registers during the products on
+// the one before), and each warp keeps its rows' scores, running maximum, sum
 // and output in registers:
 //   scores = q k^T          4 x (head_dim / 8) mma.sync m16n8k8 per 8 keys
 //   p = exp2(scores - max)  q carries 1 / sqrt(head_dim) and log2(e)
@@ -50,6 +51,50 @@ __device__ __forceinline__ float quad_sum(float v) {
   return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
+// One tile of keys and values (bias added) in a thread's registers: its share of
+// the tile's 4-value quads, loaded during the products on the tile before.
+template <int DH>
+struct KeyTile {
+  static constexpr int kQuadsPerKey = DH / 4;
+  static constexpr int kThreads = kCrossWarps * kWarp;
+  static constexpr int kPerThread = kKeyTile * kQuadsPerKey / kThreads;
+  static_assert(kThreads % kQuadsPerKey == 0, "a thread's quads share one column");
+  float4 k[kPerThread], v[kPerThread];
+
+  __device__ __forceinline__ static int key(int i) { return (threadIdx.x + i * kThreads) / kQuadsPerKey; }
+  __device__ __forceinline__ static int depth() { return threadIdx.x % kQuadsPerKey * 4; }
+
+  __device__ __forceinline__ void load(const float* qkv, const float* bias, std::size_t ld, int k_col, int v_col,
+                                       int c0, int S) {
+    const int d = depth();
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int c = c0 + key(i);
+      k[i] = v[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (c < S) {
+        const float* r = qkv + static_cast<std::size_t>(c) * ld;
+        k[i] = biased4(r, bias, k_col + d);
+        v[i] = biased4(r, bias, v_col + d);
+      }
+    }
+  }
+
+  // The keys row by row, the values transposed (each B fragment one 32-bit load).
+  __device__ __forceinline__ void store(__half (*keys)[DH + kSharedPad], __half (*values_t)[kKeyTile + kSharedPad]) const {
+    const int d = depth();
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int kk = key(i);
+      *reinterpret_cast<__half2*>(&keys[kk][d]) = __floats2half2_rn(k[i].x, k[i].y);
+      *reinterpret_cast<__half2*>(&keys[kk][d + 2]) = __floats2half2_rn(k[i].z, k[i].w);
+      values_t[d][kk] = __float2half_rn(v[i].x);
+      values_t[d + 1][kk] = __float2half_rn(v[i].y);
+      values_t[d + 2][kk] = __float2half_rn(v[i].z);
+      values_t[d + 3][kk] = __float2half_rn(v[i].w);
+    }
+  }
+};
+
 // Launch: grid (blocks of kBlockRows rows, heads), kCrossWarps warps.
 template <int DH>
 __global__ void __launch_bounds__(kCrossWarps * kWarp)
@@ -87,25 +132,13 @@ __global__ void __launch_bounds__(kCrossWarps * kWarp)
   float row_max[2] = {-INFINITY, -INFINITY};  // rows g and g + 8 (in log2 units)
   float row_sum[2] = {0.f, 0.f};              // this lane's columns only; summed over the quad at the end
 
+  KeyTile<DH> next;  // the tile after the one in shared memory, on its way from L2 during the products
+  next.load(qkv, bias, ld, k_col, v_col, 0, S);
   for (int c0 = 0; c0 < S; c0 += kKeyTile) {
     __syncthreads();  // every warp is done with the last tile
-    constexpr int kQuadsPerKey = DH / 4;
-    for (int i = threadIdx.x; i < kKeyTile * kQuadsPerKey; i += blockDim.x) {
-      const int key = i / kQuadsPerKey, d = (i % kQuadsPerKey) * 4, c = c0 + key;
-      float4 k = make_float4(0.f, 0.f, 0.f, 0.f), v = k;
-      if (c < S) {
-        const float* r = qkv + static_cast<std::size_t>(c) * ld;
-        k = biased4(r, bias, k_col + d);
-        v = biased4(r, bias, v_col + d);
-      }
-      *reinterpret_cast<__half2*>(&keys[key][d]) = __floats2half2_rn(k.x, k.y);
-      *reinterpret_cast<__half2*>(&keys[key][d + 2]) = __floats2half2_rn(k.z, k.w);
-      values_t[d][key] = __float2half_rn(v.x);
-      values_t[d + 1][key] = __float2half_rn(v.y);
-      values_t[d + 2][key] = __float2half_rn(v.z);
-      values_t[d + 3][key] = __float2half_rn(v.w);
-    }
+    next.store(keys, values_t);
     __syncthreads();
+    if (c0 + kKeyTile < S) next.load(qkv, bias, ld, k_col, v_col, c0 + kKeyTile, S);
 
     float s[kKeyChunks][4];
     float tile_max[2] = {-INFINITY, -INFINITY};
