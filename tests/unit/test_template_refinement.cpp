@@ -9,11 +9,13 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <vector>
 
 #include "edgetap/engine/model_config.hpp"
 #include "edgetap/engine/refined_session.hpp"
 #include "edgetap/engine/safetensors.hpp"
+#include "edgetap/engine/template_aligner.hpp"
 #include "edgetap/engine/template_alignment.hpp"
 #include "edgetap/ladder/tracker_factory.hpp"
 #include "support/moved_texture.hpp"
@@ -149,6 +151,48 @@ TEST(RefinedSession, AlignsVisibleOutputsAndLeavesTheNetworkAlone) {
   session.remove_track(h[1]);
   EXPECT_FALSE(session.alive(h[1]));
   EXPECT_EQ(session.frames(), 2);
+}
+
+// An aligner that does the CPU's work and remembers the warm-ups it was asked for.
+class WarmUpRecordingAligner final : public engine::TemplateAligner {
+ public:
+  struct WarmUp {
+    int width, height, tracks;
+  };
+  std::vector<WarmUp> warm_ups;
+  void set_frame(const ImageView& frame) override { cpu_.set_frame(frame); }
+  std::vector<bool> capture(std::span<const int> handles, std::span<const engine::Point2> points) override {
+    return cpu_.capture(handles, points);
+  }
+  void align(std::span<const engine::AlignmentJob> jobs, std::vector<engine::AlignmentResult>& results) override {
+    cpu_.align(jobs, results);
+  }
+  void warm_up(int width, int height, int tracks) override { warm_ups.push_back({width, height, tracks}); }
+
+ private:
+  engine::CpuTemplateAligner cpu_{TemplateAlignmentConfig{}, 1};
+};
+
+// The aligner's set-up is paid with the network's, before the first frame, for as
+// many tracks; the session then aligns as one that was never warmed up.
+TEST(RefinedSession, WarmsUpItsAlignerWithItsNetwork) {
+  auto aligner = std::make_unique<WarmUpRecordingAligner>();
+  WarmUpRecordingAligner& recorded = *aligner;
+  auto network = std::make_unique<test::ScriptedSession>();
+  test::ScriptedSession& net = *network;
+  engine::RefinedSession session(std::move(network), std::move(aligner), engine::ModelConfig{});
+  session.warm_up(kSide, kSide, 40);
+  ASSERT_EQ(recorded.warm_ups.size(), 1u);
+  EXPECT_EQ(recorded.warm_ups[0].width, kSide);
+  EXPECT_EQ(recorded.warm_ups[0].height, kSide);
+  EXPECT_EQ(recorded.warm_ups[0].tracks, 40);
+  const RgbFrame a = render(texture), b = render(texture, {1, 0, 0, 1}, 1.2, 0.7);
+  ASSERT_TRUE(session.push_frame(a.view()));
+  const std::vector<int> h = session.add_tracks(std::vector<engine::Point2>{{50.f, 50.f}});
+  net.next = {{51.2f + 0.6f, 50.7f - 0.5f, 0.9f, 0.8f}};
+  ASSERT_TRUE(session.push_frame(b.view()));
+  EXPECT_EQ(session.last_accepted(), 1);
+  EXPECT_NEAR(session.estimate(h[0]).x, 51.2f, 0.05);
 }
 
 TEST(RefinedSession, ModelFilesDeclareItAndBadValuesNameTheKey) {
