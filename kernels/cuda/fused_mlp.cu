@@ -1,8 +1,8 @@
 // A transformer block's LayerNorm + MLP in one kernel (fused_mlp.hpp).
 //
-// A block of 4 warps takes 32 rows. It normalizes them into shared memory
+// A block of 4 warps takes 16 rows. It normalizes them into shared memory
 // (half), then walks the hidden layer 32 columns at a time: each warp computes
-// 8 of the chunk's columns for the 32 rows (fc1), adds the bias and applies
+// 8 of the chunk's columns for the 16 rows (fc1), adds the bias and applies
 // GELU into shared memory (half), and after a barrier accumulates the chunk's
 // share of its own width / 4 output columns (fc2) in registers. The hidden
 // layer never reaches DRAM; the weights are read straight from L2 into

@@ -1,5 +1,5 @@
 // LayerNorm + the product that reads it (ln_gemm.hpp). A block of 4 warps
-// normalizes 32 rows into shared memory (row_block.cuh), then walks the output
+// normalizes 16 rows into shared memory (row_block.cuh), then walks the output
 // columns 64 at a time, 16 per warp, the weights read straight from L2 a pass ahead.
 #include "edgetap/kernels/cuda/ln_gemm.hpp"
 

@@ -1,4 +1,4 @@
-// What the fused row kernels share (fused_mlp.cu, ln_gemm.cu): blocks of 32
+// What the fused row kernels share (fused_mlp.cu, ln_gemm.cu): blocks of 16
 // rows normalized into shared memory, and products of those rows with weights
 // read straight from L2 into tensor-core fragments, a batch ahead of their use.
 //
@@ -21,7 +21,7 @@
 namespace edgetap::kernels::cuda::detail {
 
 constexpr int kRowWarps = 4;
-constexpr int kRowTiles = 2;                     // mma tiles of rows per block
+constexpr int kRowTiles = 1;                     // mma tiles of rows per block (1: 10-17% faster than 2 on an H100, bench/NOTES-gpu.md)
 constexpr int kRowBlock = kRowTiles * kMmaRows;  // rows per block
 constexpr int kKBlock = 32;              // k values per 16-byte load of 4 lanes' fragments
 

@@ -27,7 +27,7 @@ struct MlpWeights {
 // is left pending, for whoever reads x next (track_ops.hpp's convention).
 // LayerNorm as layer_norm_rows (gamma, beta [width]); the normalized rows and the
 // hidden layer are rounded to half for the products (mma.sync m16n8k8, sm_75 and
-// later), which accumulate in float; GELU exact. Blocks of 32 rows, each reading
+// later), which accumulate in float; GELU exact. Blocks of 16 rows, each reading
 // the weights once from L2. std::invalid_argument for a shape fused_mlp_takes refuses.
 void fused_mlp(float* x, const float* pending_bias, int rows, const float* gamma, const float* beta,
                const MlpWeights& mlp, cudaStream_t stream);

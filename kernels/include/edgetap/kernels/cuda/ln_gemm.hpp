@@ -17,7 +17,7 @@ bool ln_gemm_takes(int width, int outputs);
 // bias: track_ops.hpp's convention), weight [outputs][width]. LayerNorm as
 // layer_norm_rows (gamma, beta [width]); the normalized rows are rounded to half
 // for the product (mma.sync m16n8k8, sm_75 and later), which accumulates in float.
-// Blocks of 32 rows. std::invalid_argument for a shape ln_gemm_takes refuses.
+// Blocks of 16 rows. std::invalid_argument for a shape ln_gemm_takes refuses.
 void ln_gemm(float* x, const float* pending_bias, int rows, int width, const float* gamma, const float* beta,
              const __half* weight, int outputs, float* out, cudaStream_t stream);
 
