@@ -59,7 +59,8 @@ std::size_t EdgeTapTracker::remove_queries(std::span<const std::string> ids) {
 Status EdgeTapTracker::warm_up(int width, int height, std::size_t points) noexcept {
   if (session_->frames() > 0) return Status::ok();  // only a tracker that has seen nothing yet
   try {
-    session_->warm_up(width, height, static_cast<int>(points));
+    const int batch = static_cast<int>(points);  // the seeder's points come in one add_tracks
+    session_->warm_up(width, height, std::span<const int>(&batch, points > 0 ? 1 : 0));
     return Status::ok();
   } catch (const std::exception& e) {
     return Status::error(Status::Code::internal, std::string("warm-up: ") + e.what());

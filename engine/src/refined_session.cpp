@@ -1,6 +1,7 @@
 #include "edgetap/engine/refined_session.hpp"
 
 #include <exception>
+#include <numeric>
 #include <string>
 
 namespace edgetap::engine {
@@ -46,6 +47,11 @@ Status RefinedSession::push_frame(const ImageView& frame) noexcept {
   } catch (const std::exception& e) {
     return Status::error(Status::Code::internal, std::string("template refinement: ") + e.what());
   }
+}
+
+void RefinedSession::warm_up(int width, int height, std::span<const int> batches) {
+  network_->warm_up(width, height, batches);
+  aligner_->warm_up(width, height, std::accumulate(batches.begin(), batches.end(), 0));
 }
 
 std::vector<int> RefinedSession::add_tracks(std::span<const Point2> points) {

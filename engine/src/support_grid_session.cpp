@@ -33,6 +33,12 @@ SupportGridSession::SupportGridSession(std::unique_ptr<TrackingSession> network,
   if (side < 1) throw std::invalid_argument("support grid side " + std::to_string(side) + " must be at least 1");
 }
 
+void SupportGridSession::warm_up(int width, int height, std::span<const int> batches) {
+  std::vector<int> with_grid{side_ * side_};
+  with_grid.insert(with_grid.end(), batches.begin(), batches.end());
+  network_->warm_up(width, height, with_grid);
+}
+
 Status SupportGridSession::push_frame(const ImageView& frame) noexcept {
   Status status = network_->push_frame(frame);
   if (!status || network_->frames() != 1) return status;

@@ -4,6 +4,7 @@
 // outputs the test sets.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -181,11 +182,11 @@ TEST(RefinedSession, WarmsUpItsAlignerWithItsNetwork) {
   auto network = std::make_unique<test::ScriptedSession>();
   test::ScriptedSession& net = *network;
   engine::RefinedSession session(std::move(network), std::move(aligner), engine::ModelConfig{});
-  session.warm_up(kSide, kSide, 40);
+  session.warm_up(kSide, kSide, std::array{8, 32});
   ASSERT_EQ(recorded.warm_ups.size(), 1u);
   EXPECT_EQ(recorded.warm_ups[0].width, kSide);
   EXPECT_EQ(recorded.warm_ups[0].height, kSide);
-  EXPECT_EQ(recorded.warm_ups[0].tracks, 40);
+  EXPECT_EQ(recorded.warm_ups[0].tracks, 40);  // both batches' tracks
   const RgbFrame a = render(texture), b = render(texture, {1, 0, 0, 1}, 1.2, 0.7);
   ASSERT_TRUE(session.push_frame(a.view()));
   const std::vector<int> h = session.add_tracks(std::vector<engine::Point2>{{50.f, 50.f}});

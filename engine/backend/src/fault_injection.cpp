@@ -41,7 +41,7 @@ class FailingSession final : public engine::TrackingSession {
   bool alive(int handle) const override { return inner_->alive(handle); }
   const engine::TrackEstimate& estimate(int handle) const override { return inner_->estimate(handle); }
   std::int64_t frames() const noexcept override { return inner_->frames(); }
-  void warm_up(int width, int height, int tracks) override { inner_->warm_up(width, height, tracks); }
+  void warm_up(int width, int height, std::span<const int> batches) override { inner_->warm_up(width, height, batches); }
 
  private:
   std::unique_ptr<engine::TrackingSession> inner_;

@@ -4,6 +4,9 @@
 #include <array>
 #include <cstring>
 #include <exception>
+#include <numeric>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -366,10 +369,12 @@ struct CudaStreamingSession<T>::Impl {
     reserve(n);
   }
 
-  // Set-up (device_setup.hpp) up to the last launch: it may grow every per-track
-  // buffer, and its query step may be a kernel's first launch in the process. The
-  // step then runs, and is waited for, beside other cameras' captures: 16 cameras
-  // adding their points at once no longer wait for each other's steps.
+  // Set-up (device_setup.hpp) up to the last launch where there is any: growing
+  // the per-track buffers, or a query step of a size this session has not run
+  // (its products may launch kernels that never ran in the process). Otherwise
+  // (a warmed-up session's first points) the launches run beside other cameras'
+  // captures; the step is always waited for outside the section: 16 cameras
+  // adding their points at once do not wait for each other.
   std::vector<int> add(std::span<const engine::Point2> pts) {
     if (t < 0) throw std::logic_error("add_tracks needs a pushed frame");
     const int n = static_cast<int>(pts.size());
@@ -382,10 +387,12 @@ struct CudaStreamingSession<T>::Impl {
 
   std::vector<int> enqueue_added(std::span<const engine::Point2> pts) {
     const int n = static_cast<int>(pts.size());
-    DeviceSetupSection setup;
+    const bool grows = n > capacity - alive_count;
+    std::optional<DeviceSetupSection> setup;
+    if (grows || !query_sizes_run.contains(n)) setup.emplace();
     // A quarter more than the last capacity, at least: the cross-track scores grow with its
     // square, so doubling for one added point would take 4x their memory.
-    if (n > capacity - alive_count) reserve(std::max(capacity + capacity / 4 + 1, alive_count + n));
+    if (grows) reserve(std::max(capacity + capacity / 4 + 1, alive_count + n));
     std::vector<int> handles;
     for (int i = 0; i < n; ++i) {
       int handle;
@@ -414,6 +421,7 @@ struct CudaStreamingSession<T>::Impl {
     }
     timer.reset(false);
     enqueue_step(n, true);
+    query_sizes_run.insert(n);
     download_estimates();
     return handles;
   }
@@ -484,6 +492,7 @@ struct CudaStreamingSession<T>::Impl {
   engine::StepProfile profile;
   FrameGraphs graphs_held;  // after the buffers: destroyed before them
   bool captured_tracks = false;  // whether a frame with tracks was captured yet
+  std::set<int> query_sizes_run;  // the sizes of the query steps run so far (kept by restart)
 };
 
 // Building and destroying a session is set-up (device_setup.hpp): handles,
@@ -538,8 +547,9 @@ std::int64_t CudaStreamingSession<T>::frames() const noexcept {
 }
 
 template <class T>
-void CudaStreamingSession<T>::warm_up(int width, int height, int tracks) {
+void CudaStreamingSession<T>::warm_up(int width, int height, std::span<const int> batches) {
   if (frames() > 0) return;  // only a session that has seen nothing yet
+  const int tracks = std::accumulate(batches.begin(), batches.end(), 0);
   constexpr std::uint8_t kBlankGrey = 128;
   const std::vector<std::uint8_t> blank(static_cast<std::size_t>(width) * height * 3, kBlankGrey);
   const ImageView frame{blank.data(), width, height, static_cast<std::size_t>(width) * 3};
@@ -551,7 +561,9 @@ void CudaStreamingSession<T>::warm_up(int width, int height, int tracks) {
     impl_->make_room(tracks);  // growing later would drop the graph of the frame without tracks
     push();  // the frame without tracks
     if (tracks > 0) {
-      add_tracks(engine::grid_points(tracks, width, height));  // their query step
+      for (const int batch : batches) {
+        if (batch > 0) add_tracks(engine::grid_points(batch, width, height));  // its query step
+      }
       push();  // their first step
       push();  // the frame's graph with them, captured
     }

@@ -24,7 +24,7 @@ struct CudaTemplateAligner::Impl {
   cudaStream_t stream = owned_stream.get();
   int width = 0, height = 0;  // the current frame's; 0: none
   int capacity = 0;           // template rows
-  bool aligned_once = false;
+  bool aligned_once = false, captured_once = false;  // whether each kernel was launched yet
   std::vector<bool> has_row;  // by handle: whether its row holds a template
   PinnedBuffer<std::uint8_t> rgb_host;
   DeviceBuffer<std::uint8_t> rgb;
@@ -84,17 +84,19 @@ void CudaTemplateAligner::set_frame(const ImageView& frame) {
   m.height = frame.height;
 }
 
-// Set-up, as a session's add_tracks (device_setup.hpp), up to the launch: it may
-// grow the templates, and a new aligner's first launches may load modules. The
-// kernel is waited for outside the section: 16 cameras capturing their first
-// points' templates do not wait for each other's kernels.
+// Set-up, as a session's add_tracks (device_setup.hpp), up to the launch, the
+// first time: the kernel's first launch may load its module (the buffers grow
+// stream-ordered, the pinned ones in a section of their own). The kernel is
+// waited for outside the section: 16 cameras capturing their first points'
+// templates (warmed up) do not wait for each other.
 std::vector<bool> CudaTemplateAligner::capture(std::span<const int> handles, std::span<const engine::Point2> points) {
   Impl& m = *impl_;
   if (handles.size() != points.size()) throw std::invalid_argument("capture: one point per handle");
   const int n = static_cast<int>(handles.size());
   std::vector<bool> has_template(handles.size(), false);
   {
-    DeviceSetupSection setup;
+    std::optional<DeviceSetupSection> first_use;
+    if (!m.captured_once) first_use.emplace();
     for (int h : handles) {
       if (h < 0) throw std::out_of_range("capture: handle " + std::to_string(h));
       m.ensure_capacity(h);
@@ -119,6 +121,7 @@ std::vector<bool> CudaTemplateAligner::capture(std::span<const int> handles, std
         cudaMemcpyAsync(m.slots.data(), m.slots_host.data(), count * sizeof(int), cudaMemcpyHostToDevice, m.stream));
     k::capture_templates(m.grey.data(), m.width, m.height, m.points.data(), m.slots.data(), n, m.config.radius,
                          m.templates.data(), m.flags.data(), m.stream);
+    m.captured_once = true;
     EDGETAP_CUDA_CHECK(
         cudaMemcpyAsync(m.flags_host.data(), m.flags.data(), count * sizeof(int), cudaMemcpyDeviceToHost, m.stream));
   }

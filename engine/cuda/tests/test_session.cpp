@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -236,7 +238,8 @@ TEST(CudaSession, AWarmedUpSessionTracksAsAFreshOneWithoutCapturingAgain) {
   EDGETAP_REQUIRE_GPU();
   const Network net = load("models/edgetap-small");
   CudaStreamingSession<__half> fresh(net, 16), warmed(net, 16);
-  warmed.warm_up(256, 192, 64);
+  // As a published session's first frame: the support grid's points, then the caller's.
+  warmed.warm_up(256, 192, std::array{16, 48});
   const int captured = warmed.graph_captures();
   EXPECT_EQ(captured, 2);  // the frame without tracks, then with 64
   EXPECT_EQ(warmed.frames(), 0);
@@ -247,8 +250,12 @@ TEST(CudaSession, AWarmedUpSessionTracksAsAFreshOneWithoutCapturingAgain) {
     ASSERT_TRUE(fresh.push_frame(view).is_ok());
     ASSERT_TRUE(warmed.push_frame(view).is_ok());
     if (t == 0) {
-      handles = fresh.add_tracks(grid(256, 192, 64, 8.f));
-      EXPECT_EQ(warmed.add_tracks(grid(256, 192, 64, 8.f)), handles);
+      const std::vector<engine::Point2> points = grid(256, 192, 64, 8.f);
+      for (const auto& batch : {std::span(points).first(16), std::span(points).subspan(16)}) {
+        const std::vector<int> added = fresh.add_tracks(batch);
+        EXPECT_EQ(warmed.add_tracks(batch), added);
+        handles.insert(handles.end(), added.begin(), added.end());
+      }
     }
     expect_same_estimates(fresh, warmed, static_cast<int>(handles.size()), t);
   }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "edgetap/engine/model_config.hpp"
@@ -31,10 +32,7 @@ class RefinedSession final : public TrackingSession {
   bool alive(int handle) const override { return network_->alive(handle); }
   const TrackEstimate& estimate(int handle) const override;
   std::int64_t frames() const noexcept override { return network_->frames(); }
-  void warm_up(int width, int height, int tracks) override {
-    network_->warm_up(width, height, tracks);
-    aligner_->warm_up(width, height, tracks);
-  }
+  void warm_up(int width, int height, std::span<const int> batches) override;
 
   // Tracks aligned and accepted in the last pushed frame (tests, statistics).
   int last_accepted() const noexcept { return last_accepted_; }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "edgetap/engine/tracking_session.hpp"
@@ -31,7 +32,8 @@ class SupportGridSession final : public TrackingSession {
   bool alive(int handle) const override { return network_->alive(handle); }
   const TrackEstimate& estimate(int handle) const override { return network_->estimate(handle); }
   std::int64_t frames() const noexcept override { return network_->frames(); }
-  void warm_up(int width, int height, int tracks) override { network_->warm_up(width, height, tracks + side_ * side_); }
+  // The support grid is the first frame's first batch.
+  void warm_up(int width, int height, std::span<const int> batches) override;
 
   // The support tracks' handles in the wrapped session (empty before the first frame).
   const std::vector<int>& support_handles() const noexcept { return support_; }

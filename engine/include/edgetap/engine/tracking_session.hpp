@@ -36,12 +36,13 @@ class TrackingSession {
   virtual const TrackEstimate& estimate(int handle) const = 0;
   // Frames pushed so far.
   virtual std::int64_t frames() const noexcept = 0;
-  // Before the first frame: pays the set-up of tracking `tracks` tracks in
-  // width x height frames (buffers sized, plans made, graphs captured), then
-  // forgets every track and frame, so that the session behaves as a new one
-  // without a new one's first-frame set-up. Only engines that keep such set-up
-  // (the CUDA engine) do anything.
-  virtual void warm_up(int /*width*/, int /*height*/, int /*tracks*/) {}
+  // Before the first frame: pays the set-up of a first frame in width x height
+  // whose add_tracks calls add `batches` tracks, in that order (buffers sized,
+  // plans made, graphs captured, each batch's query step run once), then forgets
+  // every track and frame, so that the session behaves as a new one without a
+  // new one's first-frame set-up. Only engines that keep such set-up (the CUDA
+  // engine) do anything.
+  virtual void warm_up(int /*width*/, int /*height*/, std::span<const int> /*batches*/) {}
 };
 
 }  // namespace edgetap::engine

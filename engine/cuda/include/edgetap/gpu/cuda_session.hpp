@@ -58,8 +58,9 @@ class CudaStreamingSession final : public engine::TrackingSession {
   const engine::TrackEstimate& estimate(int handle) const override;
   std::int64_t frames() const noexcept override;
   int capacity() const noexcept;
-  // A blank frame, `tracks` tracks on a grid, two more frames, then restart().
-  void warm_up(int width, int height, int tracks) override;
+  // A blank frame, each batch of tracks on a grid (its query step), two more
+  // frames, then restart().
+  void warm_up(int width, int height, std::span<const int> batches) override;
 
   // Forgets every track and frame (the next handles start again as a new
   // session's) but keeps the device buffers, the encoder's plans and the
