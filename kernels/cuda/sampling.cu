@@ -10,6 +10,7 @@
 #include "device_common.cuh"
 #include "edgetap/kernels/cuda/check.hpp"
 #include "edgetap/kernels/cuda/track_ops.hpp"
+#include "mma.cuh"
 
 namespace edgetap::kernels::cuda {
 
@@ -209,6 +210,83 @@ void launch_window_correlation(const CorrelationParams<T>& p, int n_desc, unsign
   }
 }
 
+constexpr int kMmaDescTiles = 2;  // a window's descriptors as A tiles of 16 rows: up to 32
+constexpr int kMmaCellTiles = 7;  // its cells as B tiles of 8 columns: up to 56 (radius 3: 49)
+
+// window_correlation_kernel's products on the tensor cores, FP16: the window
+// level's descriptors are the A operand of mma.sync m16n8k8 (half pairs straight
+// from L2), its cells the B operand, which each lane samples for its own
+// fragment (tile n, lane 4g + t: cell 8n + g, channels 2t and 2t + 1 of each
+// 8-channel step), so every cell-channel pair is sampled once per warp, in
+// float, and rounded to half; the products accumulate in float.
+// Launch: as window_correlation_kernel, without shared memory.
+// Per row at edgetap-large's shapes (90 descriptors, 49 cells, 64 channels):
+// 2 x 7 x 8 = 112 mma per warp instead of 0.56 MFLOP on the FP32 units.
+__global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_mma_kernel(CorrelationParams<__half> p) {
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, levels = p.pyramid.levels;
+  const int task = blockIdx.x * kCorrWarps + warp;
+  if (task >= p.rows * levels) return;  // the whole warp
+  const int row = task / levels, level = task % levels, g = lane / 4, t = lane % 4;
+  const WindowReads& wr = p.window_reads[level];
+  const int C = p.pyramid.channels, k = 2 * p.radius + 1, cells = k * k, qc = p.query_cells, n_desc = wr.count * qc;
+  const __half* slot_descs = p.descs + p.slots[row] * p.slot_stride;
+  const __half* a_rows[kMmaDescTiles][2];  // this lane's descriptors, 16 m + g (+ 8); nullptr past the last
+#pragma unroll
+  for (int m = 0; m < kMmaDescTiles; ++m) {
+#pragma unroll
+    for (int upper = 0; upper < 2; ++upper) {
+      const int d = m * kMmaRows + g + 8 * upper, r = d / qc;
+      a_rows[m][upper] = d < n_desc ? slot_descs + wr.set[r] * p.set_stride +
+                                          static_cast<std::size_t>(wr.descriptor_level[r] * qc + d % qc) * C
+                                    : nullptr;
+    }
+  }
+  const LevelMap<__half> map = level_map(p.pyramid, level);
+  const float2 pt = p.points[row];
+  const BilinearCell centre = locate(pt.x / map.stride, pt.y / map.stride);
+
+  float acc[kMmaDescTiles][kMmaCellTiles][4] = {};
+  for (int c0 = 0; c0 < C; c0 += kMmaK) {
+    unsigned a[kMmaDescTiles][2];
+#pragma unroll
+    for (int m = 0; m < kMmaDescTiles; ++m) {
+#pragma unroll
+      for (int upper = 0; upper < 2; ++upper) {
+        a[m][upper] = a_rows[m][upper] != nullptr ? half_pair(a_rows[m][upper] + c0 + 2 * t) : 0u;
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < kMmaCellTiles; ++n) {
+      if (n * kMmaK >= cells) break;  // the same for every lane
+      const int cell = n * kMmaK + g;
+      unsigned b = 0u;
+      if (cell < cells) {
+        BilinearCell at = centre;
+        at.x0 += cell % k - p.radius;
+        at.y0 += cell / k - p.radius;
+        float v[2];
+        bilinear_sample<2>(map, C, at, c0 + 2 * t, v);
+        b = pack_half2(v[0], v[1]);
+      }
+#pragma unroll
+      for (int m = 0; m < kMmaDescTiles; ++m) mma_16x8x8(acc[m][n], a[m], b);
+    }
+  }
+
+  __half* out = p.corr + static_cast<std::size_t>(row) * p.reads * qc * cells;
+#pragma unroll
+  for (int m = 0; m < kMmaDescTiles; ++m) {
+#pragma unroll
+    for (int n = 0; n < kMmaCellTiles; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int d = m * kMmaRows + g + 8 * (e / 2), cell = n * kMmaK + 2 * t + (e & 1);
+        if (d < n_desc && cell < cells) store(out + (wr.read[d / qc] * qc + d % qc) * cells + cell, acc[m][n][e] * p.scale);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -226,17 +304,19 @@ void sample_descriptors(const PyramidView<T>& pyramid, const int* slots, const f
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
 
+// The reads grouped by window level and checked, as both correlation kernels take
+// them; p.warp_descs: the most descriptors one warp holds.
 template <class T>
-void window_correlation(const PyramidView<T>& pyramid, const int* slots, const float2* points, int S, int radius,
-                        const T* descs, std::size_t slot_stride, std::size_t set_stride,
-                        const CorrelationRead* reads, int n_reads, int query_patch, T* corr, cudaStream_t stream) {
-  if (S == 0) return;
+CorrelationParams<T> correlation_params(const PyramidView<T>& pyramid, const int* slots, const float2* points, int S,
+                                        int radius, const T* descs, std::size_t slot_stride, std::size_t set_stride,
+                                        const CorrelationRead* reads, int n_reads, int query_patch, T* corr,
+                                        int& max_sets) {
   const int query_cells = query_patch * query_patch;
   const float scale = 1.f / std::sqrt(static_cast<float>(pyramid.channels));
   CorrelationParams<T> p{pyramid, slots, points, descs, slot_stride, set_stride, S, radius, query_cells,
                          n_reads, 0, scale, {}, corr};
   // Each window level's reads, in the order of `reads` (the output's).
-  int max_sets = 1;
+  max_sets = 1;
   for (int r = 0; r < n_reads; ++r) {
     const CorrelationRead& read = reads[r];
     if (read.window_level < 0 || read.window_level >= pyramid.levels || read.descriptor_level < 0 ||
@@ -255,14 +335,24 @@ void window_correlation(const PyramidView<T>& pyramid, const int* slots, const f
     ++wr.count;
     max_sets = std::max(max_sets, read.set + 1);
   }
-  int n_desc = 0;  // the most descriptors one warp holds
   for (int l = 0; l < pyramid.levels; ++l) {
     if (p.window_reads[l].count == 0) {
       throw std::invalid_argument("window_correlation: no read of level " + std::to_string(l) + "'s window");
     }
-    n_desc = std::max(n_desc, p.window_reads[l].count * query_cells);
+    p.warp_descs = std::max(p.warp_descs, p.window_reads[l].count * query_cells);
   }
-  p.warp_descs = n_desc;
+  return p;
+}
+
+template <class T>
+void window_correlation(const PyramidView<T>& pyramid, const int* slots, const float2* points, int S, int radius,
+                        const T* descs, std::size_t slot_stride, std::size_t set_stride,
+                        const CorrelationRead* reads, int n_reads, int query_patch, T* corr, cudaStream_t stream) {
+  if (S == 0) return;
+  int max_sets = 1;
+  const CorrelationParams<T> p = correlation_params(pyramid, slots, points, S, radius, descs, slot_stride, set_stride,
+                                                    reads, n_reads, query_patch, corr, max_sets);
+  const int n_desc = p.warp_descs;
   const std::size_t shared = correlation_shared_bytes(pyramid.channels, n_desc);
   if (n_desc > kMaxCorrDescs || shared > kMaxStaticShared) {
     throw std::invalid_argument("window_correlation: " + std::to_string(n_desc) + " descriptors of " +
@@ -275,6 +365,27 @@ void window_correlation(const PyramidView<T>& pyramid, const int* slots, const f
   } else {
     launch_window_correlation<T, 1>(p, n_desc, blocks, shared, stream);
   }
+  EDGETAP_CUDA_LAUNCH_CHECK();
+}
+
+void window_correlation_tensor_cores(const PyramidView<__half>& pyramid, const int* slots, const float2* points, int S,
+                                     int radius, const __half* descs, std::size_t slot_stride, std::size_t set_stride,
+                                     const CorrelationRead* reads, int n_reads, int query_patch, __half* corr,
+                                     cudaStream_t stream) {
+  if (S == 0) return;
+  int max_sets = 1;
+  const CorrelationParams<__half> p = correlation_params(pyramid, slots, points, S, radius, descs, slot_stride,
+                                                         set_stride, reads, n_reads, query_patch, corr, max_sets);
+  const int cells = (2 * radius + 1) * (2 * radius + 1);
+  const bool fits = pyramid.channels % kMmaK == 0 && p.warp_descs <= kMmaDescTiles * kMmaRows &&
+                    cells <= kMmaCellTiles * kMmaK &&
+                    vectorizable(pyramid, descs, slot_stride, max_sets > 1 ? set_stride : 0);
+  if (!fits) {
+    window_correlation(pyramid, slots, points, S, radius, descs, slot_stride, set_stride, reads, n_reads, query_patch,
+                       corr, stream);
+    return;
+  }
+  window_correlation_mma_kernel<<<blocks_of(S * pyramid.levels, kCorrWarps), kCorrWarps * kWarp, 0, stream>>>(p);
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "edgetap/engine/support_grid_session.hpp"
@@ -126,9 +127,7 @@ struct CudaStreamingSession<T>::Impl {
     k::broadcast_row(w.h0.data(), S, width, x.data(), stream);  // h = h0
     for (int it = 0; it < iters; ++it) {
       timer.begin(Stage::correlation);
-      k::window_correlation(pyramid, slots_dev.data(), points.data(), S, c.radius, descs.data(), desc_stride(),
-                            set_stride(), reads.data(), static_cast<int>(reads.size()), c.query_patch, corr.data(),
-                            stream);
+      correlate(S);
       timer.begin(Stage::token);
       linear(w.corr1, corr.data(), S, acc.data());
       k::bias_activation(acc.data(), w.corr1.bias.data(), S, c.corr_hidden, true, hidden.data(), stream);
@@ -157,6 +156,17 @@ struct CudaStreamingSession<T>::Impl {
                             desc_stride(), stream);
     }
     timer.end();
+  }
+
+  // The window correlation of the S stepped rows, on the tensor cores where fused.correlation.
+  void correlate(int S) {
+    const auto args = std::tuple(pyramid, slots_dev.data(), points.data(), S, c.radius, descs.data(), desc_stride(),
+                                 set_stride(), reads.data(), static_cast<int>(reads.size()), c.query_patch, corr.data(),
+                                 stream);
+    if constexpr (std::is_same_v<T, __half>) {
+      if (fused.correlation) return std::apply(k::window_correlation_tensor_cores, args);
+    }
+    std::apply(k::window_correlation<T>, args);
   }
 
   // out (float) = in (T) * W^T; the bias is added by whoever reads out.

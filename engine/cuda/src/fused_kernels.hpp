@@ -31,6 +31,7 @@ struct FusedKernels {
   bool cross_attention = false;  // k::cross_attention: the cross-track scores on chip
   bool mlp = false;              // k::fused_mlp: each block's LayerNorm and MLP, its hidden layer on chip
   bool layer_norm = false;       // k::ln_gemm: each other LayerNorm with the product that reads it
+  bool correlation = false;      // k::window_correlation_tensor_cores: the correlation's products on the tensor cores
 };
 
 // FP16 with the fused kernels on: each one the model's shapes allow; else none.
@@ -38,7 +39,7 @@ template <class T>
 FusedKernels fused_kernels_for(const engine::ModelConfig& c) {
   if (!std::is_same_v<T, __half> || !fused_kernels_enabled()) return {};
   return {kernels::cuda::cross_attention_takes(c.head_dim()), kernels::cuda::fused_mlp_takes(c.width, c.mlp_ratio * c.width),
-          kernels::cuda::ln_gemm_takes(c.width, 4)};
+          kernels::cuda::ln_gemm_takes(c.width, 4), true};  // the correlation falls back by itself
 }
 
 }  // namespace edgetap::gpu

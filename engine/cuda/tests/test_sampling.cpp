@@ -143,9 +143,9 @@ TYPED_TEST(TrackOps, SampleDescriptorsMatchesBilinearSample) {
   }
 }
 
-TYPED_TEST(TrackOps, WindowCorrelationMatchesCpu) {
-  EDGETAP_REQUIRE_GPU();
-  using T = TypeParam;
+// `correlate` (window_correlation's parameters) on every case against the CPU's correlation.
+template <class T, class Correlate>
+void expect_correlation_matches_cpu(Correlate correlate) {
   std::mt19937 rng(12);
   for (const SamplingCase& c : kSamplingCases) {
     SCOPED_TRACE(describe(c));
@@ -162,9 +162,8 @@ TYPED_TEST(TrackOps, WindowCorrelationMatchesCpu) {
     auto d_descs = upload<T>(descs);
     DeviceBuffer<T> corr(static_cast<std::size_t>(S) * n_corr, testing::kLegacyStream);
     poison(corr);
-    kc::window_correlation(pyr.view, d_slots.data(), d_points.data(), S, c.radius, d_descs.data(), slot_stride,
-                           set_stride, reads.data(), static_cast<int>(reads.size()), c.query_patch, corr.data(),
-                           nullptr);
+    correlate(pyr.view, d_slots.data(), d_points.data(), S, c.radius, d_descs.data(), slot_stride, set_stride,
+              reads.data(), static_cast<int>(reads.size()), c.query_patch, corr.data(), nullptr);
 
     // engine::StreamingSession::step's correlation loop.
     std::vector<float> want(corr.size());
@@ -182,6 +181,18 @@ TYPED_TEST(TrackOps, WindowCorrelationMatchesCpu) {
     }
     expect_close(download(corr.data(), corr.size()), want, tolerance<T>(), "correlation");
   }
+}
+
+TYPED_TEST(TrackOps, WindowCorrelationMatchesCpu) {
+  EDGETAP_REQUIRE_GPU();
+  expect_correlation_matches_cpu<TypeParam>([](auto&&... args) { kc::window_correlation(args...); });
+}
+
+// The tensor-core form, FP16: within FP16's tolerance on the cases it takes (32 and 64
+// channels, up to 27 descriptors a window) and on those it hands back.
+TEST(TrackOpsFp16, WindowCorrelationOnTensorCoresMatchesCpu) {
+  EDGETAP_REQUIRE_GPU();
+  expect_correlation_matches_cpu<__half>([](auto&&... args) { kc::window_correlation_tensor_cores(args...); });
 }
 
 }  // namespace

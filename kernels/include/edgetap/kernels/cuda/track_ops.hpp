@@ -80,6 +80,16 @@ void window_correlation(const PyramidView<T>& pyramid, const int* slots, const f
                         const T* descs, std::size_t slot_stride, std::size_t set_stride,
                         const CorrelationRead* reads, int n_reads, int query_patch, T* corr, cudaStream_t stream);
 
+// window_correlation in FP16 with its products on the tensor cores (mma.sync
+// m16n8k8, sm_75 and later): each window cell's channels sampled in float and
+// rounded to half before the products, which accumulate in float. Where the
+// shapes do not allow it (channels not a multiple of 8, more than 32
+// descriptors or 56 cells per window, no 16-byte access), window_correlation.
+void window_correlation_tensor_cores(const PyramidView<__half>& pyramid, const int* slots, const float2* points, int S,
+                                     int radius, const __half* descs, std::size_t slot_stride, std::size_t set_stride,
+                                     const CorrelationRead* reads, int n_reads, int query_patch, __half* corr,
+                                     cudaStream_t stream);
+
 // out[r][j] = act(acc[r][j] + bias[j]), act = exact GELU or identity.
 template <class T>
 void bias_activation(const float* acc, const float* bias, int rows, int n, bool gelu, T* out, cudaStream_t stream);
