@@ -56,10 +56,11 @@ for step in "$@"; do
         "$bin/edgetap-refine-bench" --aligner cuda --points 1024 --frames 4 --runs 1 >"$out/ncu-refine-1024.csv" 2>"$out/ncu-refine.err" || status=1
       grep -E "align_kernel|grey_frame_kernel|capture_kernel" "$out/ncu-refine-1024.csv" | head -12 ;;
     fused)
-      # The fused FP16 kernels (EDGETAP_CUDA_FUSED=1, engine/cuda/src/fused_kernels.hpp): their parity tests,
+      # The fused FP16 kernels (EDGETAP_CUDA_FUSED=1, engine/cuda/src/fused_kernels.hpp, the tensor-core
+      # correlation among them): their parity tests,
       # the session tests and 10 s of the concurrent sessions with them on, then edgetap-large FP16 W1,
       # W2 and memory without and with them (the same programs), two rounds interleaved.
-      "$bin/edgetap-gpu-test-track-ops" --gtest_color=no --gtest_filter='CrossAttention*:FusedMlp*:LnGemm*' \
+      "$bin/edgetap-gpu-test-track-ops" --gtest_color=no --gtest_filter='CrossAttention*:FusedMlp*:LnGemm*:*OnTensorCores*' \
         >"$out/test-fused-kernels.log" 2>&1 || status=1
       EDGETAP_CUDA_FUSED=1 "$bin/edgetap-gpu-test-session" --gtest_color=no >"$out/test-session-fused.log" 2>&1 || status=1
       EDGETAP_CUDA_FUSED=1 EDGETAP_STRESS_SECONDS=10 "$bin/edgetap-gpu-test-concurrent-sessions" --gtest_color=no \
