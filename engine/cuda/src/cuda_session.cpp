@@ -24,6 +24,7 @@
 #include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
 #include "frame_graphs.hpp"
+#include "track_slots.hpp"
 #include "fused_kernels.hpp"
 #include "session_ops.hpp"
 
@@ -104,7 +105,7 @@ struct CudaStreamingSession<T>::Impl {
     slots_host.resize(cap);
     points_host.resize(cap);
     estimate_host.resize(cap);
-    tracks.resize(cap);
+    slots.resize(cap_);
     estimates.resize(cap);
     capacity = cap_;
     graphs_held.clear();  // they address the old buffers
@@ -281,7 +282,7 @@ struct CudaStreamingSession<T>::Impl {
     }
     encoder.prepare(frame.height, frame.width);
     stage_frame(frame);
-    const int S = list_alive();
+    const int S = slots.list(slots_host.data());  // the stepped tracks, in slot order
     if (graphs && !profiling) {
       run_graph(S, frame.height, frame.width);
     } else {
@@ -338,21 +339,9 @@ struct CudaStreamingSession<T>::Impl {
   // Forgets every track and frame; keeps the buffers, the encoder's plans and the captured graphs.
   void restart() {
     EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::fill(tracks.begin(), tracks.end(), TrackState{});
-    free_slots.clear();
-    next_slot = 0;
-    alive_count = 0;
+    slots.clear();
     t = -1;
     *clock_host.data() = k::FrameClock{};
-  }
-
-  // The stepped tracks, in slot order, into the pinned slot list; returns how many.
-  int list_alive() {
-    int S = 0;
-    for (int s = 0; s < capacity; ++s) {
-      if (tracks[static_cast<std::size_t>(s)].alive) slots_host.data()[S++] = s;
-    }
-    return S;
   }
 
   // Every slot's estimate into pinned memory (read after the stream synchronizes).
@@ -397,28 +386,20 @@ struct CudaStreamingSession<T>::Impl {
 
   std::vector<int> enqueue_added(std::span<const engine::Point2> pts) {
     const int n = static_cast<int>(pts.size());
-    const bool grows = n > capacity - alive_count;
+    const bool grows = n > capacity - slots.alive_count();
     std::optional<DeviceSetupSection> setup;
     if (grows || !query_sizes_run.contains(n)) setup.emplace();
     // A quarter more than the last capacity, at least: the cross-track scores grow with its
     // square, so doubling for one added point would take 4x their memory.
-    if (grows) reserve(std::max(capacity + capacity / 4 + 1, alive_count + n));
+    if (grows) reserve(std::max(capacity + capacity / 4 + 1, slots.alive_count() + n));
     std::vector<int> handles;
     for (int i = 0; i < n; ++i) {
-      int handle;
-      if (!free_slots.empty()) {
-        handle = free_slots.back();
-        free_slots.pop_back();
-      } else {
-        handle = next_slot++;
-      }
-      tracks[static_cast<std::size_t>(handle)].alive = true;
+      const int handle = slots.take();
       slots_host.data()[i] = handle;
       points_host.data()[i] = float2{pts[static_cast<std::size_t>(i)].x, pts[static_cast<std::size_t>(i)].y};
       handles.push_back(handle);
       clear_cache(handle);
     }
-    alive_count += n;
     EDGETAP_CUDA_CHECK(cudaMemcpyAsync(slots_dev.data(), slots_host.data(), static_cast<std::size_t>(n) * sizeof(int),
                                        cudaMemcpyHostToDevice, stream));
     EDGETAP_CUDA_CHECK(cudaMemcpyAsync(points.data(), points_host.data(),
@@ -442,21 +423,6 @@ struct CudaStreamingSession<T>::Impl {
     EDGETAP_CUDA_CHECK(cudaMemsetAsync(keys.data() + offset, 0, bytes, stream));
     EDGETAP_CUDA_CHECK(cudaMemsetAsync(values.data() + offset, 0, bytes, stream));
   }
-
-  void remove(int handle) {
-    if (!alive_slot(handle)) return;
-    tracks[static_cast<std::size_t>(handle)].alive = false;
-    free_slots.push_back(handle);
-    --alive_count;
-  }
-
-  bool alive_slot(int handle) const {
-    return handle >= 0 && handle < capacity && tracks[static_cast<std::size_t>(handle)].alive;
-  }
-
-  struct TrackState {
-    bool alive = false;
-  };
 
   const engine::ModelConfig& c;
   const std::vector<engine::CorrelationRead> reads;  // the correlation reads, in corr1's input order
@@ -491,11 +457,8 @@ struct CudaStreamingSession<T>::Impl {
   PinnedBuffer<int> slots_host;
   PinnedBuffer<float2> points_host;
   PinnedBuffer<float4> estimate_host;
-  std::vector<TrackState> tracks;
+  TrackSlots slots;  // the track handles
   std::vector<engine::TrackEstimate> estimates;
-  std::vector<int> free_slots;
-  int next_slot = 0;
-  int alive_count = 0;
 
   bool graphs = true;
   bool profiling = false;
@@ -538,12 +501,12 @@ std::vector<int> CudaStreamingSession<T>::add_tracks(std::span<const engine::Poi
 
 template <class T>
 void CudaStreamingSession<T>::remove_track(int handle) {
-  impl_->remove(handle);
+  impl_->slots.release(handle);
 }
 
 template <class T>
 bool CudaStreamingSession<T>::alive(int handle) const {
-  return impl_->alive_slot(handle);
+  return impl_->slots.alive(handle);
 }
 
 template <class T>
