@@ -21,7 +21,9 @@
 namespace edgetap::kernels::cuda::detail {
 
 constexpr int kRowWarps = 4;
-constexpr int kRowTiles = 1;                     // mma tiles of rows per block (1: 10-17% faster than 2 on an H100, bench/NOTES-gpu.md)
+// mma tiles of rows per block: 1 was 10-17% faster than 2 on an H100, for twice
+// the weights read from L2 (bench/NOTES-gpu.md, "The fused step").
+constexpr int kRowTiles = 1;
 constexpr int kRowBlock = kRowTiles * kMmaRows;  // rows per block
 constexpr int kKBlock = 32;              // k values per 16-byte load of 4 lanes' fragments
 
