@@ -68,11 +68,15 @@ __device__ __forceinline__ void store8(__half* p, const float (&v)[8]) {
 }
 
 // V consecutive channels: V = 8 where channels, strides and pointers allow
-// 16-byte accesses, else V = 1 (V = 2: a channel pair, as tensor-core fragments hold them).
+// 16-byte accesses, else V = 1 (V = 2: a channel pair; V = 16: two 16-byte loads,
+// as the tensor-core correlation's lanes take them).
 template <int V, class T>
 __device__ __forceinline__ void load_vec(const T* p, float (&v)[V]) {
-  static_assert(V == 1 || V == 2 || V == 8, "vector width 1, 2 or 8");
-  if constexpr (V == 8) {
+  static_assert(V == 1 || V == 2 || V == 8 || V == 16, "vector width 1, 2, 8 or 16");
+  if constexpr (V == 16) {
+    load8(p, reinterpret_cast<float (&)[8]>(v[0]));
+    load8(p + 8, reinterpret_cast<float (&)[8]>(v[8]));
+  } else if constexpr (V == 8) {
     load8(p, v);
   } else if constexpr (V == 2) {
     load2(p, v);

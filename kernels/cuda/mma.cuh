@@ -29,4 +29,9 @@ __device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
 // The register of two consecutive halves at a 4-byte aligned address.
 __device__ __forceinline__ unsigned half_pair(const __half* p) { return *reinterpret_cast<const unsigned*>(p); }
 
+// Word i (0-3, known at compile time) of a 16-byte load: the half pair at i.
+__device__ __forceinline__ unsigned lane_word(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
 }  // namespace edgetap::kernels::cuda::detail

@@ -211,24 +211,46 @@ void launch_window_correlation(const CorrelationParams<T>& p, int n_desc, unsign
 }
 
 constexpr int kMmaDescTiles = 2;  // a window's descriptors as A tiles of 16 rows: up to 32
-constexpr int kMmaCellTiles = 7;  // its cells as B tiles of 8 columns: up to 56 (radius 3: 49)
+constexpr int kMmaCellTiles = 8;  // its cells as B tiles of 8 columns: up to 64 (radius 3: 49, 7 tiles)
+constexpr int kMmaWarpCellTiles = 4;  // the cell tiles of one warp: a window takes up to 2 warps
+constexpr int kMmaCorrBlocksPerSm = 4;  // registers capped for 16 warps an SM (128 a thread)
+constexpr int kMmaLaneChannels = 16;  // channels one lane reads per chunk: two 16-byte loads
+constexpr int kMmaSteps = kMmaLaneChannels / 2;  // k steps per chunk: each lane's channel pairs
+constexpr int kMmaChunk = 4 * kMmaLaneChannels;  // channels per chunk: the 4 lanes of a fragment row
+
+// The warps of one window: its cell tiles of 8, kMmaWarpCellTiles a warp.
+__host__ __device__ constexpr int cell_groups(int cells) {
+  return (cells + kMmaK * kMmaWarpCellTiles - 1) / (kMmaK * kMmaWarpCellTiles);
+}
 
 // window_correlation_kernel's products on the tensor cores, FP16: the window
-// level's descriptors are the A operand of mma.sync m16n8k8 (half pairs straight
-// from L2), its cells the B operand, which each lane samples for its own
-// fragment (tile n, lane 4g + t: cell 8n + g, channels 2t and 2t + 1 of each
-// 8-channel step), so every cell-channel pair is sampled once per warp, in
-// float, and rounded to half; the products accumulate in float.
-// Launch: as window_correlation_kernel, without shared memory.
+// level's descriptors are the A operand of mma.sync m16n8k8, its cells the B
+// operand, which each lane samples for its own fragments; the products
+// accumulate in float.
+// A dot product does not depend on the order of its channels, so each k step
+// takes its channels where loads are widest: in a chunk of 64 channels, lane
+// 4g + t reads channels 16t .. 16t + 15 (two 16-byte loads, a cell's 128 bytes
+// read whole by the 4 lanes of t) and gives step s's fragment pair
+// (rows 2t, 2t + 1) channels 16t + 2s and 16t + 2s + 1, for the descriptors
+// (A: rows g and g + 8 of each tile) as for the cells (B: cell 8n + g). Each
+// cell-channel pair is sampled once per warp, in float, and rounded to half.
+// Launch: one warp per (row, window level, group of kMmaWarpCellTiles cell
+// tiles), kCorrWarps warps per block, no shared memory; the groups split a
+// window's accumulators so that 4 blocks fit an SM (with one warp a window, 166
+// registers, 3 blocks: 53.8 against 47.7 µs a launch on an H100, NOTES-gpu).
 // Per row at edgetap-large's shapes (90 descriptors, 49 cells, 64 channels):
-// 2 x 7 x 8 = 112 mma per warp instead of 0.56 MFLOP on the FP32 units.
-__global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_mma_kernel(CorrelationParams<__half> p) {
+// 2 x 7 x 8 = 112 mma per window level instead of 0.56 MFLOP on the FP32 units;
+// per lane 8 16-byte loads of descriptors and 4 taps x 2 per cell tile, where
+// channel pairs in k order took 256 4-byte loads.
+__global__ void __launch_bounds__(kCorrWarps * kWarp, kMmaCorrBlocksPerSm) window_correlation_mma_kernel(CorrelationParams<__half> p) {
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, levels = p.pyramid.levels;
+  const int k = 2 * p.radius + 1, cells = k * k, groups = cell_groups(cells);
   const int task = blockIdx.x * kCorrWarps + warp;
-  if (task >= p.rows * levels) return;  // the whole warp
-  const int row = task / levels, level = task % levels, g = lane / 4, t = lane % 4;
+  if (task >= p.rows * levels * groups) return;  // the whole warp
+  const int row = task / (levels * groups), level = task / groups % levels, first_tile = task % groups * kMmaWarpCellTiles;
+  const int g = lane / 4, t = lane % 4;
   const WindowReads& wr = p.window_reads[level];
-  const int C = p.pyramid.channels, k = 2 * p.radius + 1, cells = k * k, qc = p.query_cells, n_desc = wr.count * qc;
+  const int C = p.pyramid.channels, qc = p.query_cells, n_desc = wr.count * qc;
   const __half* slot_descs = p.descs + p.slots[row] * p.slot_stride;
   const __half* a_rows[kMmaDescTiles][2];  // this lane's descriptors, 16 m + g (+ 8); nullptr past the last
 #pragma unroll
@@ -245,31 +267,41 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_mma_ker
   const float2 pt = p.points[row];
   const BilinearCell centre = locate(pt.x / map.stride, pt.y / map.stride);
 
-  float acc[kMmaDescTiles][kMmaCellTiles][4] = {};
-  for (int c0 = 0; c0 < C; c0 += kMmaK) {
-    unsigned a[kMmaDescTiles][2];
+  float acc[kMmaDescTiles][kMmaWarpCellTiles][4] = {};
+  for (int chunk = 0; chunk < C; chunk += kMmaChunk) {
+    const int c0 = chunk + kMmaLaneChannels * t;
+    uint4 a[kMmaDescTiles][2][2];  // [tile][row g, g + 8][steps 0-3, 4-7]: half pairs
 #pragma unroll
     for (int m = 0; m < kMmaDescTiles; ++m) {
 #pragma unroll
       for (int upper = 0; upper < 2; ++upper) {
-        a[m][upper] = a_rows[m][upper] != nullptr ? half_pair(a_rows[m][upper] + c0 + 2 * t) : 0u;
+        const __half* at = a_rows[m][upper];
+        a[m][upper][0] = at != nullptr ? __ldg(reinterpret_cast<const uint4*>(at + c0)) : make_uint4(0, 0, 0, 0);
+        a[m][upper][1] = at != nullptr ? __ldg(reinterpret_cast<const uint4*>(at + c0 + 8)) : make_uint4(0, 0, 0, 0);
       }
     }
 #pragma unroll
-    for (int n = 0; n < kMmaCellTiles; ++n) {
-      if (n * kMmaK >= cells) break;  // the same for every lane
-      const int cell = n * kMmaK + g;
-      unsigned b = 0u;
+    for (int n = 0; n < kMmaWarpCellTiles; ++n) {
+      if ((first_tile + n) * kMmaK >= cells) break;  // the same for every lane
+      const int cell = (first_tile + n) * kMmaK + g;
+      unsigned b[kMmaSteps] = {};
       if (cell < cells) {
         BilinearCell at = centre;
         at.x0 += cell % k - p.radius;
         at.y0 += cell / k - p.radius;
-        float v[2];
-        bilinear_sample<2>(map, C, at, c0 + 2 * t, v);
-        b = pack_half2(v[0], v[1]);
+        float v[kMmaLaneChannels];
+        bilinear_sample<kMmaLaneChannels>(map, C, at, c0, v);
+#pragma unroll
+        for (int s = 0; s < kMmaSteps; ++s) b[s] = pack_half2(v[2 * s], v[2 * s + 1]);
       }
 #pragma unroll
-      for (int m = 0; m < kMmaDescTiles; ++m) mma_16x8x8(acc[m][n], a[m], b);
+      for (int s = 0; s < kMmaSteps; ++s) {
+#pragma unroll
+        for (int m = 0; m < kMmaDescTiles; ++m) {
+          const unsigned frag[2] = {lane_word(a[m][0][s / 4], s % 4), lane_word(a[m][1][s / 4], s % 4)};
+          mma_16x8x8(acc[m][n], frag, b[s]);
+        }
+      }
     }
   }
 
@@ -277,10 +309,10 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp) window_correlation_mma_ker
 #pragma unroll
   for (int m = 0; m < kMmaDescTiles; ++m) {
 #pragma unroll
-    for (int n = 0; n < kMmaCellTiles; ++n) {
+    for (int n = 0; n < kMmaWarpCellTiles; ++n) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int d = m * kMmaRows + g + 8 * (e / 2), cell = n * kMmaK + 2 * t + (e & 1);
+        const int d = m * kMmaRows + g + 8 * (e / 2), cell = (first_tile + n) * kMmaK + 2 * t + (e & 1);
         if (d < n_desc && cell < cells) store(out + (wr.read[d / qc] * qc + d % qc) * cells + cell, acc[m][n][e] * p.scale);
       }
     }
@@ -377,7 +409,7 @@ void window_correlation_tensor_cores(const PyramidView<__half>& pyramid, const i
   const CorrelationParams<__half> p = correlation_params(pyramid, slots, points, S, radius, descs, slot_stride,
                                                          set_stride, reads, n_reads, query_patch, corr, max_sets);
   const int cells = (2 * radius + 1) * (2 * radius + 1);
-  const bool fits = pyramid.channels % kMmaK == 0 && p.warp_descs <= kMmaDescTiles * kMmaRows &&
+  const bool fits = pyramid.channels % kMmaChunk == 0 && p.warp_descs <= kMmaDescTiles * kMmaRows &&
                     cells <= kMmaCellTiles * kMmaK &&
                     vectorizable(pyramid, descs, slot_stride, max_sets > 1 ? set_stride : 0);
   if (!fits) {
@@ -385,7 +417,8 @@ void window_correlation_tensor_cores(const PyramidView<__half>& pyramid, const i
                        corr, stream);
     return;
   }
-  window_correlation_mma_kernel<<<blocks_of(S * pyramid.levels, kCorrWarps), kCorrWarps * kWarp, 0, stream>>>(p);
+  window_correlation_mma_kernel<<<blocks_of(S * pyramid.levels * cell_groups(cells), kCorrWarps), kCorrWarps * kWarp,
+                                  0, stream>>>(p);
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
 

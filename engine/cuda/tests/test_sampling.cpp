@@ -188,8 +188,8 @@ TYPED_TEST(TrackOps, WindowCorrelationMatchesCpu) {
   expect_correlation_matches_cpu<TypeParam>([](auto&&... args) { kc::window_correlation(args...); });
 }
 
-// The tensor-core form, FP16: within FP16's tolerance on the cases it takes (32 and 64
-// channels, up to 27 descriptors a window) and on those it hands back.
+// The tensor-core form, FP16: within FP16's tolerance on the cases it takes (64
+// channels, up to 27 descriptors a window) and on those it hands back (32 and 12 channels).
 TEST(TrackOpsFp16, WindowCorrelationOnTensorCoresMatchesCpu) {
   EDGETAP_REQUIRE_GPU();
   expect_correlation_matches_cpu<__half>([](auto&&... args) { kc::window_correlation_tensor_cores(args...); });

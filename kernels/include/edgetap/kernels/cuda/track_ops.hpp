@@ -83,8 +83,8 @@ void window_correlation(const PyramidView<T>& pyramid, const int* slots, const f
 // window_correlation in FP16 with its products on the tensor cores (mma.sync
 // m16n8k8, sm_75 and later): each window cell's channels sampled in float and
 // rounded to half before the products, which accumulate in float. Where the
-// shapes do not allow it (channels not a multiple of 8, more than 32
-// descriptors or 56 cells per window, no 16-byte access), window_correlation.
+// shapes do not allow it (channels not a multiple of 64, more than 32
+// descriptors or 64 cells per window, no 16-byte access), window_correlation.
 void window_correlation_tensor_cores(const PyramidView<__half>& pyramid, const int* slots, const float2* points, int S,
                                      int radius, const __half* descs, std::size_t slot_stride, std::size_t set_stride,
                                      const CorrelationRead* reads, int n_reads, int query_patch, __half* corr,
