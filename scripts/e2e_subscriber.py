@@ -7,7 +7,9 @@ alive before a rung change was alive after it, the longest gap between
 messages, the messages per second before and after a given time (the
 fault's), the latency p99 over the run's second half (once the governor
 had time to settle), the first messages' latency and tracker time, and which
-messages came later than the budget. Writes one JSON object to --out.
+messages came later than the budget, and the frames between two messages
+that no message covers beyond the queue's drops (frames a rung strided or a
+tracker failed on: the "untracked" of a start). Writes one JSON object to --out.
 
 usage: e2e_subscriber.py --socket PATH --seconds S --out FILE [--split-after S]
 """
@@ -39,6 +41,9 @@ class Camera:
         self.last_seq = None
         self.tracker_ms = []
         self.queue_drops = []
+        self.last_frame = None
+        self.frames_untracked = 0
+        self.capture_restarts = 0
 
     def add(self, m):
         live = {p["id"] for p in m["points"] if not p["lost"]}
@@ -52,6 +57,13 @@ class Camera:
         if self.last_seq is not None and m["seq"] != self.last_seq + 1:
             self.seq_gaps += 1
         self.last_seq = m["seq"]
+        frame, drops = m["frame"], m.get("queue_drops", 0)
+        if self.last_frame is not None:
+            if frame <= self.last_frame:
+                self.capture_restarts += 1  # a looped file or a restarted pipeline counts from 0 again
+            else:
+                self.frames_untracked += (frame - self.last_frame - 1) - (drops - self.queue_drops[-1])
+        self.last_frame = frame
         self.last_live = live
         self.latency_ms.append((m["publish_us"] - m["capture_us"]) / 1000.0)
         self.tracker_ms.append(m.get("tracker_ms", 0.0))
@@ -68,6 +80,8 @@ class Camera:
             "ids_lost_at_rung_change": self.ids_lost_at_change,
             "longest_gap_s": max(gaps) if gaps else None,
             "seq_gaps": self.seq_gaps,
+            "frames_untracked": self.frames_untracked,
+            "capture_restarts": self.capture_restarts,
             # Where a start's slow frames are: the first messages' latency, tracker time and the
             # queue's drops so far, and the index of every message over the budget.
             "first_messages": [{"latency_ms": round(a, 1), "tracker_ms": b, "queue_drops": c}

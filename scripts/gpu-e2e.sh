@@ -196,7 +196,8 @@ for cam, s in seen.items():
     st = stats.get(cam, {})
     line = (f"{cam}: {s['messages']} msgs, {s.get('fps') or 0:.1f} fps, latency p50 {s['latency_ms_p50']:.1f} "
             f"p99 {s['latency_ms_p99']:.1f} ms (second half {s.get('latency_ms_p99_second_half') or 0:.1f}), tracked {st.get('frames_tracked', '?')} of "
-            f"{st.get('frames_captured', '?')} captured ({st.get('queue_drops', '?')} dropped, {st.get('frames_strided', '?')} strided), "
+            f"{st.get('frames_captured', '?')} captured ({st.get('queue_drops', '?')} dropped, {st.get('frames_strided', '?')} strided, "
+            f"{s.get('frames_untracked', '?')} untracked between messages), "
             f"tracker {st.get('tracker_ms_mean', 0):.1f} ms, rung changes {st.get('rung_changes', '?')} "
             f"(failures {st.get('rung_failures', '?')}), rungs {' -> '.join(s['rungs'])}, "
             f"longest gap {s['longest_gap_s']:.2f} s")
@@ -228,7 +229,7 @@ starts() {
   python3 - "$work" "$n" "$times" "$aborts" <<'PY' | tee -a "$out/summary.txt"
 import json, sys
 work, n, times, aborts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-captured = tracked = drops = strided = failures = changes = lost = 0
+captured = tracked = drops = strided = failures = changes = lost = untracked = 0
 rungs = set()
 p99s, late, first = [], [], {}
 for i in range(1, times + 1):
@@ -243,6 +244,7 @@ for i in range(1, times + 1):
         failures += c.get("rung_failures", 0); changes += c.get("rung_changes", 0)
     for s in seen.values():
         rungs.update(s["rungs"]); lost += len(s["ids_lost_at_rung_change"])
+        untracked += s.get("frames_untracked", 0)
         if s.get("latency_ms_p99") is not None:
             p99s.append(s["latency_ms_p99"])
         late += s.get("over_budget_at", [])
@@ -250,7 +252,8 @@ for i in range(1, times + 1):
             first.setdefault(k, []).append(f)
 print(f"== starts: {n} cameras x {times} starts: {aborts} aborts, {failures} failed rungs, {changes} rung changes, "
       f"{tracked} of {captured} captured frames tracked ({drops} dropped by the queue, {strided} strided, "
-      f"the rest in flight at the stats request), ids lost at a rung change {lost} times; rungs seen: {', '.join(sorted(rungs))}; "
+      f"the rest in flight at the stats request; {untracked} frames between two of a camera's messages untracked "
+      f"beyond the queue's drops), ids lost at a rung change {lost} times; rungs seen: {', '.join(sorted(rungs))}; "
       f"latency p99 of a camera over a start {min(p99s, default=0):.1f}-{max(p99s, default=0):.1f} ms")
 late.sort()
 if late:
