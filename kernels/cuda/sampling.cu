@@ -210,54 +210,53 @@ void launch_window_correlation(const CorrelationParams<T>& p, int n_desc, unsign
   }
 }
 
-constexpr int kMmaDescTiles = 2;  // a window's descriptors as A tiles of 16 rows: up to 32
-constexpr int kMmaCellTiles = 8;  // its cells as B tiles of 8 columns: up to 64 (radius 3: 49, 7 tiles)
-constexpr int kMmaWarpCellTiles = 4;  // the cell tiles of one warp: a window takes up to 2 warps
-constexpr int kMmaCorrBlocksPerSm = 4;  // registers capped for 16 warps an SM (128 a thread)
-constexpr int kMmaLaneChannels = 16;  // channels one lane reads per chunk: two 16-byte loads
+constexpr int kMmaDescTiles = 2;       // a window's descriptors as A tiles of 16 rows: up to 32
+constexpr int kMmaWarpDescTiles = 2;   // the A tiles of one warp
+constexpr int kMmaPatch = kMmaK;       // the map cells under a window: up to 8 x 8 (radius 3)
+constexpr int kMmaLaneChannels = 16;   // channels one lane reads per chunk: two 16-byte loads
 constexpr int kMmaSteps = kMmaLaneChannels / 2;  // k steps per chunk: each lane's channel pairs
 constexpr int kMmaChunk = 4 * kMmaLaneChannels;  // channels per chunk: the 4 lanes of a fragment row
+constexpr int kMmaCorrBlocksPerSm = 3;  // registers capped for 12 warps an SM (168 a thread)
 
-// The warps of one window: its cell tiles of 8, kMmaWarpCellTiles a warp.
-__host__ __device__ constexpr int cell_groups(int cells) {
-  return (cells + kMmaK * kMmaWarpCellTiles - 1) / (kMmaK * kMmaWarpCellTiles);
-}
-
-// window_correlation_kernel's products on the tensor cores, FP16: the window
-// level's descriptors are the A operand of mma.sync m16n8k8, its cells the B
-// operand, which each lane samples for its own fragments; the products
-// accumulate in float.
-// A dot product does not depend on the order of its channels, so each k step
-// takes its channels where loads are widest: in a chunk of 64 channels, lane
-// 4g + t reads channels 16t .. 16t + 15 (two 16-byte loads, a cell's 128 bytes
-// read whole by the 4 lanes of t) and gives step s's fragment pair
-// (rows 2t, 2t + 1) channels 16t + 2s and 16t + 2s + 1, for the descriptors
-// (A: rows g and g + 8 of each tile) as for the cells (B: cell 8n + g). Each
-// cell-channel pair is sampled once per warp, in float, and rounded to half.
-// Launch: one warp per (row, window level, group of kMmaWarpCellTiles cell
-// tiles), kCorrWarps warps per block, no shared memory; the groups split a
-// window's accumulators so that 4 blocks fit an SM (with one warp a window, 166
-// registers, 3 blocks: 53.8 against 47.7 µs a launch on an H100, NOTES-gpu).
-// Per row at edgetap-large's shapes (90 descriptors, 49 cells, 64 channels):
-// 2 x 7 x 8 = 112 mma per window level instead of 0.56 MFLOP on the FP32 units;
-// per lane 8 16-byte loads of descriptors and 4 taps x 2 per cell tile, where
-// channel pairs in k order took 256 4-byte loads.
-__global__ void __launch_bounds__(kCorrWarps * kWarp, kMmaCorrBlocksPerSm) window_correlation_mma_kernel(CorrelationParams<__half> p) {
+// window_correlation_kernel on the tensor cores, FP16, by linearity: every cell
+// of a window is the same bilinear blend (weights from the point's fraction) of
+// 4 neighbouring map cells, so a descriptor's dot with a sampled cell is the same
+// blend of its dots with the map cells. The warp takes the (k + 1) x (k + 1) map
+// cells under the window as they are (no sampling), their dots with the
+// descriptors on the tensor cores (mma.sync m16n8k8: A the descriptors, B a patch
+// row of 8 cells, one n tile per patch row), and blends the dots in registers:
+// across a row with the next lane's column, down with the next tile. A map cell
+// outside the map is zero, so it adds nothing, as in cpu::bilinear_sample_hwc.
+// A dot product does not depend on its channels' order, so each k step takes
+// its channels where loads are widest: in a chunk of 64 channels, lane 4g + t
+// reads channels 16t .. 16t + 15 (two 16-byte loads; the 4 lanes of a row read a
+// cell's 128 bytes whole) and gives step s's pair (k rows 2t, 2t + 1) channels
+// 16t + 2s and 16t + 2s + 1, for the descriptors as for the cells.
+// Launch: one warp per (row, window level, kMmaWarpDescTiles A tiles),
+// kCorrWarps warps per block, no shared memory.
+// Per row and window level at edgetap-large's shapes (18-27 descriptors, radius
+// 3, 64 channels): 2 x 8 x 8 = 128 mma; per lane 8 16-byte loads of descriptors
+// and 16 of map cells (the window's 64 cells read once, 8 KB), where sampling
+// each of the 49 cells read 4 x 49 cells from L2.
+__global__ void __launch_bounds__(kCorrWarps * kWarp, kMmaCorrBlocksPerSm)
+    window_correlation_mma_kernel(CorrelationParams<__half> p) {
+  constexpr int groups = kMmaDescTiles / kMmaWarpDescTiles;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, levels = p.pyramid.levels;
-  const int k = 2 * p.radius + 1, cells = k * k, groups = cell_groups(cells);
   const int task = blockIdx.x * kCorrWarps + warp;
   if (task >= p.rows * levels * groups) return;  // the whole warp
-  const int row = task / (levels * groups), level = task / groups % levels, first_tile = task % groups * kMmaWarpCellTiles;
+  const int row = task / (levels * groups), level = task / groups % levels;
+  const int first_desc = task % groups * kMmaWarpDescTiles * kMmaRows;
   const int g = lane / 4, t = lane % 4;
   const WindowReads& wr = p.window_reads[level];
-  const int C = p.pyramid.channels, qc = p.query_cells, n_desc = wr.count * qc;
+  const int C = p.pyramid.channels, k = 2 * p.radius + 1, cells = k * k, qc = p.query_cells, n_desc = wr.count * qc;
+  if (first_desc >= n_desc) return;  // the whole warp: this window has fewer descriptors
   const __half* slot_descs = p.descs + p.slots[row] * p.slot_stride;
-  const __half* a_rows[kMmaDescTiles][2];  // this lane's descriptors, 16 m + g (+ 8); nullptr past the last
+  const __half* a_rows[kMmaWarpDescTiles][2];  // this lane's descriptors, 16 m + g (+ 8); nullptr past the last
 #pragma unroll
-  for (int m = 0; m < kMmaDescTiles; ++m) {
+  for (int m = 0; m < kMmaWarpDescTiles; ++m) {
 #pragma unroll
     for (int upper = 0; upper < 2; ++upper) {
-      const int d = m * kMmaRows + g + 8 * upper, r = d / qc;
+      const int d = first_desc + m * kMmaRows + g + 8 * upper, r = d / qc;
       a_rows[m][upper] = d < n_desc ? slot_descs + wr.set[r] * p.set_stride +
                                           static_cast<std::size_t>(wr.descriptor_level[r] * qc + d % qc) * C
                                     : nullptr;
@@ -266,54 +265,80 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp, kMmaCorrBlocksPerSm) windo
   const LevelMap<__half> map = level_map(p.pyramid, level);
   const float2 pt = p.points[row];
   const BilinearCell centre = locate(pt.x / map.stride, pt.y / map.stride);
+  // This lane's column of the patch (cell g of every patch row), or none.
+  const int x = centre.x0 - p.radius + g;
+  const bool column_in_map = g <= k && x >= 0 && x < map.width;
 
-  float acc[kMmaDescTiles][kMmaWarpCellTiles][4] = {};
+  float acc[kMmaWarpDescTiles][kMmaPatch][4] = {};
+  const uint4 zero = make_uint4(0, 0, 0, 0);
   for (int chunk = 0; chunk < C; chunk += kMmaChunk) {
     const int c0 = chunk + kMmaLaneChannels * t;
-    uint4 a[kMmaDescTiles][2][2];  // [tile][row g, g + 8][steps 0-3, 4-7]: half pairs
+    uint4 a[kMmaWarpDescTiles][2][2];  // [tile][row g, g + 8][steps 0-3, 4-7]: half pairs
 #pragma unroll
-    for (int m = 0; m < kMmaDescTiles; ++m) {
+    for (int m = 0; m < kMmaWarpDescTiles; ++m) {
 #pragma unroll
       for (int upper = 0; upper < 2; ++upper) {
         const __half* at = a_rows[m][upper];
-        a[m][upper][0] = at != nullptr ? __ldg(reinterpret_cast<const uint4*>(at + c0)) : make_uint4(0, 0, 0, 0);
-        a[m][upper][1] = at != nullptr ? __ldg(reinterpret_cast<const uint4*>(at + c0 + 8)) : make_uint4(0, 0, 0, 0);
+        a[m][upper][0] = at != nullptr ? __ldg(reinterpret_cast<const uint4*>(at + c0)) : zero;
+        a[m][upper][1] = at != nullptr ? __ldg(reinterpret_cast<const uint4*>(at + c0 + 8)) : zero;
       }
     }
 #pragma unroll
-    for (int n = 0; n < kMmaWarpCellTiles; ++n) {
-      if ((first_tile + n) * kMmaK >= cells) break;  // the same for every lane
-      const int cell = (first_tile + n) * kMmaK + g;
-      unsigned b[kMmaSteps] = {};
-      if (cell < cells) {
-        BilinearCell at = centre;
-        at.x0 += cell % k - p.radius;
-        at.y0 += cell / k - p.radius;
-        float v[kMmaLaneChannels];
-        bilinear_sample<kMmaLaneChannels>(map, C, at, c0, v);
-#pragma unroll
-        for (int s = 0; s < kMmaSteps; ++s) b[s] = pack_half2(v[2 * s], v[2 * s + 1]);
+    for (int i = 0; i < kMmaPatch; ++i) {
+      if (i > k) break;  // the same for every lane
+      const int y = centre.y0 - p.radius + i;
+      uint4 b[2] = {zero, zero};
+      if (column_in_map && y >= 0 && y < map.height) {
+        const __half* cell = map.data + (static_cast<std::size_t>(y) * map.width + x) * C + c0;
+        b[0] = __ldg(reinterpret_cast<const uint4*>(cell));
+        b[1] = __ldg(reinterpret_cast<const uint4*>(cell + 8));
       }
 #pragma unroll
       for (int s = 0; s < kMmaSteps; ++s) {
 #pragma unroll
-        for (int m = 0; m < kMmaDescTiles; ++m) {
+        for (int m = 0; m < kMmaWarpDescTiles; ++m) {
           const unsigned frag[2] = {lane_word(a[m][0][s / 4], s % 4), lane_word(a[m][1][s / 4], s % 4)};
-          mma_16x8x8(acc[m][n], frag, b[s]);
+          mma_16x8x8(acc[m][i], frag, lane_word(b[s / 4], s % 4));
         }
       }
     }
   }
 
+  // The blend: across (this lane's columns 2t, 2t + 1 and the next lane's 2t + 2), then down.
+  const float ax = centre.ax, ay = centre.ay;
+#pragma unroll
+  for (int m = 0; m < kMmaWarpDescTiles; ++m) {
+#pragma unroll
+    for (int i = 0; i < kMmaPatch; ++i) {
+#pragma unroll
+      for (int upper = 0; upper < 2; ++upper) {
+        float& left = acc[m][i][2 * upper];
+        float& right = acc[m][i][2 * upper + 1];
+        const float next = __shfl_down_sync(0xffffffffu, left, 1);  // column 2t + 2 (unused past the patch)
+        const float blended_left = (1 - ax) * left + ax * right;
+        right = (1 - ax) * right + ax * next;
+        left = blended_left;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i + 1 < kMmaPatch; ++i) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[m][i][e] = (1 - ay) * acc[m][i][e] + ay * acc[m][i + 1][e];
+    }
+  }
+
   __half* out = p.corr + static_cast<std::size_t>(row) * p.reads * qc * cells;
 #pragma unroll
-  for (int m = 0; m < kMmaDescTiles; ++m) {
+  for (int m = 0; m < kMmaWarpDescTiles; ++m) {
 #pragma unroll
-    for (int n = 0; n < kMmaWarpCellTiles; ++n) {
+    for (int i = 0; i + 1 < kMmaPatch; ++i) {
+      if (i >= k) break;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int d = m * kMmaRows + g + 8 * (e / 2), cell = (first_tile + n) * kMmaK + 2 * t + (e & 1);
-        if (d < n_desc && cell < cells) store(out + (wr.read[d / qc] * qc + d % qc) * cells + cell, acc[m][n][e] * p.scale);
+        const int d = first_desc + m * kMmaRows + g + 8 * (e / 2), column = 2 * t + (e & 1);
+        if (d < n_desc && column < k) {
+          store(out + (wr.read[d / qc] * qc + d % qc) * cells + i * k + column, acc[m][i][e] * p.scale);
+        }
       }
     }
   }
@@ -408,17 +433,15 @@ void window_correlation_tensor_cores(const PyramidView<__half>& pyramid, const i
   int max_sets = 1;
   const CorrelationParams<__half> p = correlation_params(pyramid, slots, points, S, radius, descs, slot_stride,
                                                          set_stride, reads, n_reads, query_patch, corr, max_sets);
-  const int cells = (2 * radius + 1) * (2 * radius + 1);
   const bool fits = pyramid.channels % kMmaChunk == 0 && p.warp_descs <= kMmaDescTiles * kMmaRows &&
-                    cells <= kMmaCellTiles * kMmaK &&
-                    vectorizable(pyramid, descs, slot_stride, max_sets > 1 ? set_stride : 0);
+                    2 * radius + 2 <= kMmaPatch && vectorizable(pyramid, descs, slot_stride, max_sets > 1 ? set_stride : 0);
   if (!fits) {
     window_correlation(pyramid, slots, points, S, radius, descs, slot_stride, set_stride, reads, n_reads, query_patch,
                        corr, stream);
     return;
   }
-  window_correlation_mma_kernel<<<blocks_of(S * pyramid.levels * cell_groups(cells), kCorrWarps), kCorrWarps * kWarp,
-                                  0, stream>>>(p);
+  constexpr int groups = kMmaDescTiles / kMmaWarpDescTiles;
+  window_correlation_mma_kernel<<<blocks_of(S * pyramid.levels * groups, kCorrWarps), kCorrWarps * kWarp, 0, stream>>>(p);
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
 
