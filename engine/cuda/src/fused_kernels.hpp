@@ -1,7 +1,7 @@
 // Which fused kernels a CUDA session runs its FP16 step through, where the
 // model's shapes allow them. They are off unless EDGETAP_CUDA_FUSED=1: they pass
 // their parity tests but are slower than the cuBLAS path on an H100 (W2 at 1,024
-// points 2.15 against 1.97 ms: bench/NOTES-gpu.md, "The fused step").
+// points 2.02-2.04 against 1.90 ms: bench/NOTES-gpu.md, "The fused step").
 #pragma once
 
 #include <cuda_fp16.h>
