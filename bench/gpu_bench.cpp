@@ -15,7 +15,9 @@
 //   memory  device memory (cudaMemGetInfo, so the memory pool's reserve
 //       counts) of published sessions as the daemon makes them, 1 to 4 of
 //       them at W2's point counts: after the session's set-up, its first
-//       frame (the support grid), the points, and 10 more frames.
+//       frame (the support grid), the points, and 10 more frames; and of a
+//       camera's growth, what the default memory pool reserved and what the
+//       buffers use of it (the rest: libraries' handles, graphs, modules).
 //   ceilings  the device's measured ceilings: a 1 GiB device-to-device copy
 //       (bytes read + written per second) and 8192^3 matrix products through
 //       the engine's own cuBLAS path (FP16 in, float accumulation; FP32).
@@ -27,6 +29,7 @@
 //          [--cameras N,N,...]   (-h for help)
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -295,6 +298,22 @@ double used_mib() {
   return static_cast<double>(total - free) / (1 << 20);
 }
 
+// The device's default memory pool, which every DeviceBuffer comes from (cudaMallocAsync):
+// what it holds from the device and what of that the buffers use, MiB.
+struct PoolMib {
+  double reserved = 0, used = 0;
+};
+PoolMib pool_mib() {
+  int device = 0;
+  EDGETAP_CUDA_CHECK(cudaGetDevice(&device));
+  cudaMemPool_t pool = nullptr;
+  EDGETAP_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t reserved = 0, used = 0;
+  EDGETAP_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  EDGETAP_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  return {static_cast<double>(reserved) / (1 << 20), static_cast<double>(used) / (1 << 20)};
+}
+
 void memory(const engine::Network& net, const Options& o, backend::EngineKind kind, const char* precision) {
   Clip clip;
   for (int t = 0; t < 11; ++t) clip.push_back(bench::texture_frame(o.size, o.size, t));
@@ -307,6 +326,7 @@ void memory(const engine::Network& net, const Options& o, backend::EngineKind ki
     std::vector<std::unique_ptr<engine::TrackingSession>> sessions;
     for (int camera = 1; camera <= 4; ++camera) {
       const double start = used_mib();
+      const PoolMib pool_start = pool_mib();
       sessions.push_back(backend::make_session(kind, net, 0));
       const double built = used_mib();
       engine::TrackingSession& session = *sessions.back();
@@ -316,10 +336,13 @@ void memory(const engine::Network& net, const Options& o, backend::EngineKind ki
       const double added = used_mib();
       for (std::size_t t = 1; t < clip.size(); ++t) check(session.push_frame(view(clip[t], o.size)));
       const double streamed = used_mib();
+      const PoolMib pool = pool_mib();
+      // The rest of a camera's memory, outside the pool: cuDNN's and cuBLAS's handles, the
+      // instantiated graphs, modules loaded for it.
       std::printf("memory %s: %d points, camera %d: set-up %+.0f, first frame %+.0f, points %+.0f, 10 frames %+.0f "
-                  "= %+.0f MiB\n",
+                  "= %+.0f MiB; the pool %+.0f reserved, %+.0f used by buffers\n",
                   precision, points, camera, built - start, first - built, added - first, streamed - added,
-                  streamed - start);
+                  streamed - start, pool.reserved - pool_start.reserved, pool.used - pool_start.used);
     }
     std::printf("memory %s: %d points: 4 cameras %.0f MiB over the warm process, %.0f per camera\n", precision, points,
                 used_mib() - before, (used_mib() - before) / 4);
