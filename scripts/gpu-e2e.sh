@@ -21,7 +21,8 @@
 #   fault 4 cameras, EDGETAP_INJECT_CUDA_FAULT=600: one camera's session fails after
 #         20 s; it falls back one rung and publishes again, the others keep their rate
 #   starts 2, 4 and 16 cameras (starts-N: N cameras) started E2E_STARTS times each (default 10) for E2E_START_SECONDS
-#         (default 8): aborts, failed rungs, frames captured but not tracked, and the range of the cameras' latency p99 over a start
+#         (default 8): aborts, failed rungs, frames captured but not tracked, those between two of a camera's
+#         messages untracked beyond the queue's drops, and the range of the cameras' latency p99 over a start
 # E2E_SECONDS (default 60) is each scenario's length, E2E_POINTS_SIDE (32) the grid's
 # side, E2E_SCENARIOS (default "one four many fault starts") which run, E2E_LADDER (a
 # YAML list of rungs) every camera's ladder instead of the default, E2E_DAEMON_ENV
