@@ -46,15 +46,6 @@ __device__ __forceinline__ void load8(const __half* p, float (&v)[8]) {
     v[2 * i + 1] = f.y;
   }
 }
-// 2 consecutive values at a (2 x sizeof) aligned address.
-__device__ __forceinline__ void load2(const float* p, float (&v)[2]) {
-  const float2 a = __ldg(reinterpret_cast<const float2*>(p));
-  v[0] = a.x, v[1] = a.y;
-}
-__device__ __forceinline__ void load2(const __half* p, float (&v)[2]) {
-  const float2 f = __half22float2(__ldg(reinterpret_cast<const __half2*>(p)));
-  v[0] = f.x, v[1] = f.y;
-}
 __device__ __forceinline__ void store8(float* p, const float (&v)[8]) {
   reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
   reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
@@ -68,18 +59,12 @@ __device__ __forceinline__ void store8(__half* p, const float (&v)[8]) {
 }
 
 // V consecutive channels: V = 8 where channels, strides and pointers allow
-// 16-byte accesses, else V = 1 (V = 2: a channel pair; V = 16: two 16-byte loads,
-// as the tensor-core correlation's lanes take them).
+// 16-byte accesses, else V = 1.
 template <int V, class T>
 __device__ __forceinline__ void load_vec(const T* p, float (&v)[V]) {
-  static_assert(V == 1 || V == 2 || V == 8 || V == 16, "vector width 1, 2, 8 or 16");
-  if constexpr (V == 16) {
-    load8(p, reinterpret_cast<float (&)[8]>(v[0]));
-    load8(p + 8, reinterpret_cast<float (&)[8]>(v[8]));
-  } else if constexpr (V == 8) {
+  static_assert(V == 1 || V == 8, "vector width 1 or 8");
+  if constexpr (V == 8) {
     load8(p, v);
-  } else if constexpr (V == 2) {
-    load2(p, v);
   } else {
     v[0] = to_float(*p);
   }

@@ -29,9 +29,10 @@ __device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
 // The register of two consecutive halves at a 4-byte aligned address.
 __device__ __forceinline__ unsigned half_pair(const __half* p) { return *reinterpret_cast<const unsigned*>(p); }
 
-// Word i (0-3, known at compile time) of a 16-byte load: the half pair at i.
-__device__ __forceinline__ unsigned lane_word(const uint4& v, int i) {
-  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
-}
+// 8 consecutive halves (16-byte aligned) through the read-only cache.
+__device__ __forceinline__ uint4 ldg16(const __half* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
+
+// Word s (0-3, known at compile time) of a 16-byte load: its half pair s, a fragment register.
+__device__ __forceinline__ unsigned word(const uint4& v, int s) { return s == 0 ? v.x : s == 1 ? v.y : s == 2 ? v.z : v.w; }
 
 }  // namespace edgetap::kernels::cuda::detail

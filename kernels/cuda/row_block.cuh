@@ -46,8 +46,6 @@ void with_row_width(int width, Launch&& launch) {
 }
 
 __device__ __forceinline__ uint4 load16(const __half* p) { return *reinterpret_cast<const uint4*>(p); }
-__device__ __forceinline__ uint4 ldg16(const __half* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
-__device__ __forceinline__ unsigned word(const uint4& v, int s) { return s == 0 ? v.x : s == 1 ? v.y : s == 2 ? v.z : v.w; }
 
 // Rows row0 .. row0 + kRowBlock - 1 of x [rows][W]: x += pending (written back,
 // when pending is given), then their LayerNorm (layer_norm_rows' arithmetic) into

@@ -279,8 +279,8 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp, kMmaCorrBlocksPerSm)
 #pragma unroll
       for (int upper = 0; upper < 2; ++upper) {
         const __half* at = a_rows[m][upper];
-        a[m][upper][0] = at != nullptr ? __ldg(reinterpret_cast<const uint4*>(at + c0)) : zero;
-        a[m][upper][1] = at != nullptr ? __ldg(reinterpret_cast<const uint4*>(at + c0 + 8)) : zero;
+        a[m][upper][0] = at != nullptr ? ldg16(at + c0) : zero;
+        a[m][upper][1] = at != nullptr ? ldg16(at + c0 + 8) : zero;
       }
     }
 #pragma unroll
@@ -290,15 +290,15 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp, kMmaCorrBlocksPerSm)
       uint4 b[2] = {zero, zero};
       if (column_in_map && y >= 0 && y < map.height) {
         const __half* cell = map.data + (static_cast<std::size_t>(y) * map.width + x) * C + c0;
-        b[0] = __ldg(reinterpret_cast<const uint4*>(cell));
-        b[1] = __ldg(reinterpret_cast<const uint4*>(cell + 8));
+        b[0] = ldg16(cell);
+        b[1] = ldg16(cell + 8);
       }
 #pragma unroll
       for (int s = 0; s < kMmaSteps; ++s) {
 #pragma unroll
         for (int m = 0; m < kMmaWarpDescTiles; ++m) {
-          const unsigned frag[2] = {lane_word(a[m][0][s / 4], s % 4), lane_word(a[m][1][s / 4], s % 4)};
-          mma_16x8x8(acc[m][i], frag, lane_word(b[s / 4], s % 4));
+          const unsigned frag[2] = {word(a[m][0][s / 4], s % 4), word(a[m][1][s / 4], s % 4)};
+          mma_16x8x8(acc[m][i], frag, word(b[s / 4], s % 4));
         }
       }
     }
