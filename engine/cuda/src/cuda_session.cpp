@@ -24,9 +24,9 @@
 #include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
 #include "frame_graphs.hpp"
-#include "track_slots.hpp"
 #include "fused_kernels.hpp"
 #include "session_ops.hpp"
+#include "track_slots.hpp"
 
 namespace edgetap::gpu {
 
