@@ -7,6 +7,12 @@ namespace edgetap::engine {
 
 ClipResult track_clip(const Network& network, const std::vector<ImageView>& frames,
                       const std::vector<ClipQuery>& queries, int iters) {
+  StreamingSession session(network, iters);
+  return track_clip(session, frames, queries);
+}
+
+ClipResult track_clip(TrackingSession& session, const std::vector<ImageView>& frames,
+                      const std::vector<ClipQuery>& queries) {
   const int T = static_cast<int>(frames.size());
   for (const ClipQuery& q : queries) {
     if (q.frame < 0 || q.frame >= T) {
@@ -14,7 +20,7 @@ ClipResult track_clip(const Network& network, const std::vector<ImageView>& fram
                                   std::to_string(T) + " frames");
     }
   }
-  StreamingSession session(network, iters);
+  session.encode_ahead(frames);
   ClipResult result;
   result.tracks.assign(queries.size(), std::vector<TrackEstimate>(static_cast<std::size_t>(T)));
   std::vector<int> handles(queries.size(), -1);

@@ -54,6 +54,10 @@ void RefinedSession::warm_up(int width, int height, std::span<const int> batches
   aligner_->warm_up(width, height, std::accumulate(batches.begin(), batches.end(), 0));
 }
 
+void RefinedSession::encode_ahead(std::span<const ImageView> frames) {
+  network_->encode_ahead(frames);
+}
+
 std::vector<int> RefinedSession::add_tracks(std::span<const Point2> points) {
   const std::vector<int> handles = network_->add_tracks(points);
   const std::vector<bool> has_template = aligner_->capture(handles, points);

@@ -39,6 +39,10 @@ void SupportGridSession::warm_up(int width, int height, std::span<const int> bat
   network_->warm_up(width, height, with_grid);
 }
 
+void SupportGridSession::encode_ahead(std::span<const ImageView> frames) {
+  network_->encode_ahead(frames);
+}
+
 Status SupportGridSession::push_frame(const ImageView& frame) noexcept {
   Status status = network_->push_frame(frame);
   if (!status || network_->frames() != 1) return status;

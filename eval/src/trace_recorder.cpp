@@ -95,6 +95,9 @@ class RecordingTracker final : public Tracker {
     return inner_->remove_queries(ids);
   }
 
+  // A hint, not a call the trace replays: the replay announces its own frames.
+  void encode_ahead(std::span<const ImageView> frames) override { inner_->encode_ahead(frames); }
+
   Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override {
     try {
       trace::Call call = call_of(pass_, trace::Op::push_frame);

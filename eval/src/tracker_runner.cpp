@@ -37,15 +37,24 @@ void track_pass(Tracker& tracker, std::span<const cv::Mat> frames, const PixelMa
     index_of.emplace("q" + std::to_string(q), q);
     starting_at.at(static_cast<std::size_t>(queries[q].frame)).push_back(q);
   }
+  const auto frame_of = [&](int step) { return direction == TimeDirection::forward ? step : n - 1 - step; };
+  // A frame left out by the cadence (and starting no query) is not pushed:
+  // its answers are the last pushed frame's, which is what a subscriber holds.
+  const auto pushes = [&](int step) {
+    return step % every == 0 || !starting_at[static_cast<std::size_t>(frame_of(step))].empty();
+  };
+  std::vector<ImageView> pushed;  // the pass's frames in push order, announced to the tracker
+  for (int step = 0; step < n; ++step) {
+    if (pushes(step)) pushed.push_back(view_of(frames[static_cast<std::size_t>(frame_of(step))]));
+  }
+  tracker.encode_ahead(pushed);
   std::vector<Live> live(queries.size());
   std::vector<TrackPoint> answers;
   std::vector<Query> batch;
   for (int step = 0; step < n; ++step) {
-    const int t = direction == TimeDirection::forward ? step : n - 1 - step;
+    const int t = frame_of(step);
     const std::vector<std::size_t>& starting = starting_at[static_cast<std::size_t>(t)];
-    // A frame left out by the cadence (and starting no query) is not pushed:
-    // its answers are the last pushed frame's, which is what a subscriber holds.
-    if (step % every == 0 || !starting.empty()) {
+    if (pushes(step)) {
       const Status status = tracker.push_frame(view_of(frames[static_cast<std::size_t>(t)]), answers);
       if (!status) {
         throw TrackerError(std::string(tracker.name()) + " failed on frame " + std::to_string(t) + ": " +

@@ -68,22 +68,39 @@ __device__ float upsample2_at(const T* coarse, int Hc, int Wc, int C, int fy, in
 // No __restrict__: out may alias acc or residual (in-place stages).
 template <class T>
 __global__ void __launch_bounds__(kThreads) conv_epilogue_kernel(ConvEpilogue<T> p) {
-  const unsigned n = static_cast<unsigned>(p.height) * p.width * p.channels;
+  const unsigned frame_pixels = static_cast<unsigned>(p.height) * p.width;
+  const unsigned n = frame_pixels * p.frames * p.channels;
   const unsigned C = p.channels, W = p.width;
+  const unsigned coarse_frame = static_cast<unsigned>(p.height / 2) * (p.width / 2) * C;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const int c = static_cast<int>(i % C);
     float v = load(p.acc, i) + p.bias[c];
     if (p.residual != nullptr) v = load(p.residual, i) + v;
     if (p.coarse != nullptr) {
-      const unsigned pixel = i / C;
-      const int y = static_cast<int>(pixel / W), x = static_cast<int>(pixel % W);
-      v += upsample2_at(p.coarse, p.height / 2, p.width / 2, p.channels, y, x, c);
+      const unsigned pixel = i / C, frame = pixel / frame_pixels, in_frame = pixel % frame_pixels;
+      const int y = static_cast<int>(in_frame / W), x = static_cast<int>(in_frame % W);
+      v += upsample2_at(p.coarse + frame * coarse_frame, p.height / 2, p.width / 2, p.channels, y, x, c);
     }
     store(p.out, i, p.relu ? fmaxf(v, 0.f) : v);
   }
 }
 
+__global__ void __launch_bounds__(kThreads) copy_batched_frame_kernel(BatchedFrameCopy p, const int* frame) {
+  const BatchedFrameCopy::Map& m = p.map[blockIdx.y];
+  const uint4* from = m.from + static_cast<std::size_t>(*frame) * m.vectors;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < m.vectors; i += gridDim.x * blockDim.x) m.to[i] = from[i];
+}
+
 }  // namespace
+
+void copy_batched_frame(const BatchedFrameCopy& copy, const int* frame, cudaStream_t stream) {
+  if (copy.maps == 0) return;
+  std::size_t most = 0;
+  for (int m = 0; m < copy.maps; ++m) most = std::max<std::size_t>(most, copy.map[m].vectors);
+  const dim3 grid(static_cast<unsigned>(blocks_for(most)), static_cast<unsigned>(copy.maps));
+  copy_batched_frame_kernel<<<grid, kThreads, 0, stream>>>(copy, frame);
+  EDGETAP_CUDA_LAUNCH_CHECK();
+}
 
 template <class T>
 void normalize_rgb(const std::uint8_t* rgb, int height, int width, float scale, float shift, T* out,
@@ -98,7 +115,7 @@ void normalize_rgb(const std::uint8_t* rgb, int height, int width, float scale, 
 
 template <class T>
 void conv_epilogue(const ConvEpilogue<T>& params, cudaStream_t stream) {
-  const std::size_t n = static_cast<std::size_t>(params.height) * params.width * params.channels;
+  const std::size_t n = static_cast<std::size_t>(params.height) * params.width * params.channels * params.frames;
   if (n == 0) return;
   const int blocks = blocks_for(n);
   conv_epilogue_kernel<T><<<blocks, kThreads, 0, stream>>>(params);

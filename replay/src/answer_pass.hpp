@@ -1,5 +1,7 @@
 // Answering one pass of a trace: its calls made in order on a fresh tracker,
 // each push_frame's frame decoded from the trace's folder and its answer kept.
+// Frames are decoded some pushes ahead and announced to the tracker
+// (Tracker::encode_ahead), so a GPU engine encodes them in batches.
 #pragma once
 
 #include <filesystem>
@@ -12,7 +14,7 @@ namespace edgetap::replay {
 
 struct PassStats {
   int frames = 0;
-  double track_seconds = 0;  // in the tracker's push_frame only (not decoding)
+  double track_seconds = 0;  // in the tracker's push_frame and encode_ahead only (not decoding)
 };
 
 // Makes the calls of `trace.passes[pass]` on `tracker` (fresh), writing each

@@ -42,6 +42,7 @@ class FailingSession final : public engine::TrackingSession {
   const engine::TrackEstimate& estimate(int handle) const override { return inner_->estimate(handle); }
   std::int64_t frames() const noexcept override { return inner_->frames(); }
   void warm_up(int width, int height, std::span<const int> batches) override { inner_->warm_up(width, height, batches); }
+  void encode_ahead(std::span<const ImageView> frames) override { inner_->encode_ahead(frames); }
 
  private:
   std::unique_ptr<engine::TrackingSession> inner_;

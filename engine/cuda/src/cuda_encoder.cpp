@@ -154,21 +154,22 @@ cudnnConvolutionFwdAlgoPerf_t choose_algorithm(cudnnHandle_t handle, cudnnDataTy
   throw std::runtime_error("CudaEncoder: cuDNN offers no forward algorithm for a convolution");
 }
 
-// Builds one step's descriptors for an in_h x in_w input and picks its
-// algorithm. `epilogue` comes with residual, coarse, relu and out set (out
+// Builds one step's descriptors for `frames` in_h x in_w inputs (a batch) and
+// picks its algorithm. `epilogue` comes with residual, coarse, relu and out set (out
 // null: in place on acc).
 template <class T>
-ConvStep<T> plan_step(cudnnHandle_t handle, const DeviceConv<T>& conv, const T* in, int in_h, int in_w, T* acc,
-                      kc::ConvEpilogue<T> epilogue) {
+ConvStep<T> plan_step(cudnnHandle_t handle, const DeviceConv<T>& conv, const T* in, int in_h, int in_w, int frames,
+                      T* acc, kc::ConvEpilogue<T> epilogue) {
   constexpr cudnnDataType_t data = Precision<T>::data;
   ConvStep<T> s;
   s.conv = &conv;
   s.in = in;
   s.acc = acc;
   const int out_h = (in_h + conv.stride - 1) / conv.stride, out_w = (in_w + conv.stride - 1) / conv.stride;
-  EDGETAP_CUDNN_CHECK(cudnnSetTensor4dDescriptor(s.in_desc.get(), CUDNN_TENSOR_NHWC, data, 1, conv.cin, in_h, in_w));
   EDGETAP_CUDNN_CHECK(
-      cudnnSetTensor4dDescriptor(s.out_desc.get(), CUDNN_TENSOR_NHWC, data, 1, conv.cout, out_h, out_w));
+      cudnnSetTensor4dDescriptor(s.in_desc.get(), CUDNN_TENSOR_NHWC, data, frames, conv.cin, in_h, in_w));
+  EDGETAP_CUDNN_CHECK(
+      cudnnSetTensor4dDescriptor(s.out_desc.get(), CUDNN_TENSOR_NHWC, data, frames, conv.cout, out_h, out_w));
   const int pad = conv.k / 2;
   EDGETAP_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(s.desc.get(), pad, pad, conv.stride, conv.stride, 1, 1,
                                                       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -178,7 +179,7 @@ ConvStep<T> plan_step(cudnnHandle_t handle, const DeviceConv<T>& conv, const T* 
   int n = 0, c = 0, h = 0, w = 0;
   EDGETAP_CUDNN_CHECK(
       cudnnGetConvolution2dForwardOutputDim(s.desc.get(), s.in_desc.get(), conv.filter.get(), &n, &c, &h, &w));
-  if (n != 1 || c != conv.cout || h != out_h || w != out_w) {
+  if (n != frames || c != conv.cout || h != out_h || w != out_w) {
     throw std::logic_error("CudaEncoder: cuDNN's output size differs from the CPU encoder's");
   }
 
@@ -196,6 +197,7 @@ ConvStep<T> plan_step(cudnnHandle_t handle, const DeviceConv<T>& conv, const T* 
   epilogue.height = out_h;
   epilogue.width = out_w;
   epilogue.channels = conv.cout;
+  epilogue.frames = frames;
   if (epilogue.out == nullptr) epilogue.out = acc;
   s.epilogue = epilogue;
   return s;
@@ -228,6 +230,45 @@ class ArenaLayout {
   std::size_t total_ = 0;
 };
 
+// The program for one frame size and batch: descriptors, algorithms, one
+// workspace and one arena for the normalized input and every activation.
+template <class T>
+struct Program {
+  int height = 0, width = 0, frames = 0;
+  DeviceBuffer<T> arena;
+  DeviceBuffer<unsigned char> workspace;
+  std::size_t workspace_bytes = 0;
+  T* input = nullptr;
+  std::vector<ConvStep<T>> steps;
+  kc::PyramidView<T> pyramid;  // frame 0; each level's frames follow one another
+
+  bool made_for(int h, int w, int n) const noexcept { return h == height && w == width && n == frames; }
+};
+
+// Where the arena's arrays start for `frames` H x W frames (elements of T).
+struct ArenaPlan {
+  std::size_t input = 0, backbone[5] = {}, c2 = 0, tmp = 0, level[5] = {}, total = 0;
+};
+
+template <class T>
+ArenaPlan plan_arena(const engine::ModelConfig& config, int H, int W, int frames) {
+  const bool fine = config.fine_level();
+  const int D = config.feat_dim;
+  const auto& ch = config.enc_channels;  // widths at strides 2, 4, 8, 16, 32
+  const std::size_t n = static_cast<std::size_t>(frames);
+  auto cells = [&](int i) { return n * static_cast<std::size_t>(H >> (i + 1)) * static_cast<std::size_t>(W >> (i + 1)); };
+  ArenaPlan a;
+  ArenaLayout layout;
+  a.input = layout.add<T>(n * static_cast<std::size_t>(H) * W * 3);
+  for (int i = 0; i < 5; ++i) a.backbone[i] = layout.add<T>(cells(i) * ch[static_cast<std::size_t>(i)]);
+  a.c2 = layout.add<T>(fine ? cells(0) * ch[0] : 0);
+  // A residual stage's conv output (the only one that cannot be written in place).
+  a.tmp = layout.add<T>(std::max({cells(1) * ch[1], cells(2) * ch[2], cells(3) * ch[3]}));
+  for (int i = fine ? 0 : 1; i < 5; ++i) a.level[i] = layout.add<T>(cells(i) * D);
+  a.total = layout.total();
+  return a;
+}
+
 }  // namespace
 
 template <class T>
@@ -238,19 +279,18 @@ struct CudaEncoder<T>::Impl {
   DeviceConv<T> stem, down4, res4, down8, res8, down16, res16a, res16b, down32, lat4, lat8, lat16, lat32;
   std::optional<DeviceConv<T>> fine2, lat2;  // the stride-2 level's side branch
 
-  // The program for the prepared frame size.
-  int height = 0, width = 0;
-  DeviceBuffer<T> arena;  // the normalized input and every activation
-  DeviceBuffer<unsigned char> workspace;
-  std::size_t workspace_bytes = 0;
-  T* input = nullptr;
-  std::vector<ConvStep<T>> steps;
-  kc::PyramidView<T> pyramid;
+  Program<T> single;   // encode()'s: one frame
+  Program<T> batched;  // encode_batch()'s
 
   Impl(const engine::ModelConfig& cfg, const engine::Weights& w, cudaStream_t s);
-  void build(int h, int w);
-  void run_steps() {
-    for (const ConvStep<T>& s : steps) run_step(cudnn.get(), s, workspace.data(), workspace_bytes, stream);
+  void build(Program<T>& p, int h, int w, int frames);
+  void prepare(Program<T>& p, int h, int w, int frames);
+  void run_steps(Program<T>& p) {
+    for (const ConvStep<T>& s : p.steps) run_step(cudnn.get(), s, p.workspace.data(), p.workspace_bytes, stream);
+  }
+  void normalize(const Program<T>& p, const std::uint8_t* rgb, int frames) {
+    const float scale = 1.f / (255.f * config.pixel_std), shift = -config.pixel_mean / config.pixel_std;
+    kc::normalize_rgb(rgb, p.height * frames, p.width, scale, shift, p.input, stream);
   }
 };
 
@@ -288,38 +328,33 @@ CudaEncoder<T>::Impl::Impl(const engine::ModelConfig& cfg, const engine::Weights
   EDGETAP_CUDNN_CHECK(cudnnSetStream(cudnn.get(), stream));
 }
 
-// The program of CpuEncoder::encode, step for step: the backbone with its
-// residual stages in place, the fine branch, then the top-down sums coarse to
-// fine, each level written where the pyramid view points.
+// The program of CpuEncoder::encode, step for step, over `frames` frames at
+// once: the backbone with its residual stages in place, the fine branch, then
+// the top-down sums coarse to fine, each level written where the pyramid view
+// points.
 template <class T>
-void CudaEncoder<T>::Impl::build(int H, int W) {
+void CudaEncoder<T>::Impl::build(Program<T>& p, int H, int W, int frames) {
   const bool fine = config.fine_level();
   const int D = config.feat_dim;
-  const auto& ch = config.enc_channels;  // widths at strides 2, 4, 8, 16, 32
   const int hs[5] = {H / 2, H / 4, H / 8, H / 16, H / 32}, ws[5] = {W / 2, W / 4, W / 8, W / 16, W / 32};
-  auto cells = [&](int i) { return static_cast<std::size_t>(hs[i]) * ws[i]; };
   const int first = fine ? 0 : 1;  // the finest pyramid level's index among strides 2..32
 
-  ArenaLayout layout;
-  const std::size_t input_at = layout.add<T>(static_cast<std::size_t>(H) * W * 3);
-  std::size_t backbone_at[5], level_at[5] = {};
-  for (int i = 0; i < 5; ++i) backbone_at[i] = layout.add<T>(cells(i) * ch[i]);  // x2, c4, c8, c16, c32
-  const std::size_t c2_at = layout.add<T>(fine ? cells(0) * ch[0] : 0);
-  // A residual stage's conv output (the only one that cannot be written in place).
-  const std::size_t tmp_at = layout.add<T>(std::max({cells(1) * ch[1], cells(2) * ch[2], cells(3) * ch[3]}));
-  for (int i = first; i < 5; ++i) level_at[i] = layout.add<T>(cells(i) * D);
-  arena.resize(layout.total(), stream);
+  const ArenaPlan at = plan_arena<T>(config, H, W, frames);
+  p.arena.resize(at.total, stream);
+  T* base = p.arena.data();
+  p.input = base + at.input;
+  T* x2 = base + at.backbone[0];
+  T *c4 = base + at.backbone[1], *c8 = base + at.backbone[2], *c16 = base + at.backbone[3];
+  T* c32 = base + at.backbone[4];
+  T* c2 = base + at.c2;
+  T* tmp = base + at.tmp;
 
-  T* base = arena.data();
-  input = base + input_at;
-  T* x2 = base + backbone_at[0];
-  T *c4 = base + backbone_at[1], *c8 = base + backbone_at[2], *c16 = base + backbone_at[3];
-  T* c32 = base + backbone_at[4];
-  T* c2 = base + c2_at;
-  T* tmp = base + tmp_at;
-
-  steps.clear();
-  cudnnHandle_t h = cudnn.get();
+  p.steps.clear();
+  auto step = [&](const DeviceConv<T>& conv, const T* in, int level, T* acc, kc::ConvEpilogue<T> e) {
+    // level: the input's index among strides 1 (the image), 2, ..., 32
+    const int in_h = level == 0 ? H : hs[level - 1], in_w = level == 0 ? W : ws[level - 1];
+    p.steps.push_back(plan_step(cudnn.get(), conv, in, in_h, in_w, frames, acc, e));
+  };
   auto relu = [](const T* residual = nullptr, T* out = nullptr) {
     kc::ConvEpilogue<T> e;
     e.relu = true;
@@ -328,41 +363,63 @@ void CudaEncoder<T>::Impl::build(int H, int W) {
     return e;
   };
   // Backbone: x = relu(conv(x)); residual stages x = relu(x + res(x)).
-  steps.push_back(plan_step(h, stem, input, H, W, x2, relu()));
-  steps.push_back(plan_step(h, down4, x2, hs[0], ws[0], c4, relu()));
-  steps.push_back(plan_step(h, res4, c4, hs[1], ws[1], tmp, relu(c4, c4)));
-  steps.push_back(plan_step(h, down8, c4, hs[1], ws[1], c8, relu()));
-  steps.push_back(plan_step(h, res8, c8, hs[2], ws[2], tmp, relu(c8, c8)));
-  steps.push_back(plan_step(h, down16, c8, hs[2], ws[2], c16, relu()));
-  steps.push_back(plan_step(h, res16a, c16, hs[3], ws[3], tmp, relu(c16, c16)));
-  steps.push_back(plan_step(h, res16b, c16, hs[3], ws[3], tmp, relu(c16, c16)));
-  steps.push_back(plan_step(h, down32, c16, hs[3], ws[3], c32, relu()));
+  step(stem, p.input, 0, x2, relu());
+  step(down4, x2, 1, c4, relu());
+  step(res4, c4, 2, tmp, relu(c4, c4));
+  step(down8, c4, 2, c8, relu());
+  step(res8, c8, 3, tmp, relu(c8, c8));
+  step(down16, c8, 3, c16, relu());
+  step(res16a, c16, 4, tmp, relu(c16, c16));
+  step(res16b, c16, 4, tmp, relu(c16, c16));
+  step(down32, c16, 4, c32, relu());
   // The stride-2 side branch, off the backbone's path: relu(x2 + fine2(x2)).
-  if (fine) steps.push_back(plan_step(h, *fine2, x2, hs[0], ws[0], c2, relu(x2)));
+  if (fine) step(*fine2, x2, 1, c2, relu(x2));
 
   // Top-down: f32 = lat32(c32); f_s = lat_s(c_s) + upsample2(f_2s), no ReLU.
   const DeviceConv<T>* lat[5] = {fine ? &*lat2 : nullptr, &lat4, &lat8, &lat16, &lat32};
   const T* src[5] = {c2, c4, c8, c16, c32};
-  pyramid = kc::PyramidView<T>{};
-  pyramid.levels = 5 - first;
-  pyramid.channels = D;
+  p.pyramid = kc::PyramidView<T>{};
+  p.pyramid.levels = 5 - first;
+  p.pyramid.channels = D;
   for (int i = 4; i >= first; --i) {
-    T* level = base + level_at[i];
+    T* level = base + at.level[i];
     kc::ConvEpilogue<T> e;
-    if (i < 4) e.coarse = base + level_at[i + 1];
-    steps.push_back(plan_step(h, *lat[i], src[i], hs[i], ws[i], level, e));
+    if (i < 4) e.coarse = base + at.level[i + 1];
+    step(*lat[i], src[i], i + 1, level, e);
     const int l = i - first;
-    pyramid.level[l] = level;
-    pyramid.height[l] = hs[i];
-    pyramid.width[l] = ws[i];
-    pyramid.stride[l] = static_cast<float>(config.strides[static_cast<std::size_t>(l)]);
+    p.pyramid.level[l] = level;
+    p.pyramid.height[l] = hs[i];
+    p.pyramid.width[l] = ws[i];
+    p.pyramid.stride[l] = static_cast<float>(config.strides[static_cast<std::size_t>(l)]);
   }
 
-  workspace_bytes = 0;
-  for (const ConvStep<T>& s : steps) workspace_bytes = std::max(workspace_bytes, s.workspace_bytes);
-  workspace.resize(std::max<std::size_t>(workspace_bytes, 1), stream);
-  height = H;
-  width = W;
+  p.workspace_bytes = 0;
+  for (const ConvStep<T>& s : p.steps) p.workspace_bytes = std::max(p.workspace_bytes, s.workspace_bytes);
+  p.workspace.resize(std::max<std::size_t>(p.workspace_bytes, 1), stream);
+  p.height = H;
+  p.width = W;
+  p.frames = frames;
+}
+
+template <class T>
+void CudaEncoder<T>::Impl::prepare(Program<T>& p, int height, int width, int frames) {
+  if (p.made_for(height, width, frames)) return;
+  // Every level must halve exactly down to stride 32 (as the CPU encoder assumes).
+  const int multiple = std::max(config.size_multiple, 32);
+  if (height <= 0 || width <= 0 || height % multiple != 0 || width % multiple != 0) {
+    throw std::invalid_argument("CudaEncoder: frame " + std::to_string(width) + "x" + std::to_string(height) +
+                                " is not a multiple of " + std::to_string(multiple));
+  }
+  if (frames < 1) throw std::invalid_argument("CudaEncoder: a batch of " + std::to_string(frames) + " frames");
+  DeviceSetupSection setup;  // new buffers, cuDNN's heuristics and its first run of each algorithm
+  p.height = p.width = p.frames = 0;  // nothing prepared should a step below throw
+  build(p, height, width, frames);
+  // One run on zeroed memory, waited for: cuDNN's first use of an algorithm
+  // (module loading, any one-time set-up) happens here, outside the frame
+  // path and outside any graph capture that follows.
+  EDGETAP_CUDA_CHECK(cudaMemsetAsync(p.arena.data(), 0, p.arena.bytes(), stream));
+  run_steps(p);
+  EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 // Making and destroying the cuDNN handle, uploading and freeing the weights: set-up (device_setup.hpp).
@@ -380,33 +437,56 @@ CudaEncoder<T>::~CudaEncoder() {
 
 template <class T>
 void CudaEncoder<T>::prepare(int height, int width) {
-  Impl& m = *impl_;
-  if (height == m.height && width == m.width) return;
-  // Every level must halve exactly down to stride 32 (as the CPU encoder assumes).
-  const int multiple = std::max(m.config.size_multiple, 32);
-  if (height <= 0 || width <= 0 || height % multiple != 0 || width % multiple != 0) {
-    throw std::invalid_argument("CudaEncoder: frame " + std::to_string(width) + "x" + std::to_string(height) +
-                                " is not a multiple of " + std::to_string(multiple));
-  }
-  DeviceSetupSection setup;  // new buffers, cuDNN's heuristics and its first run of each algorithm
-  m.height = m.width = 0;    // nothing prepared should a step below throw
-  m.build(height, width);
-  // One run on zeroed memory, waited for: cuDNN's first use of an algorithm
-  // (module loading, any one-time set-up) happens here, outside the frame
-  // path and outside any graph capture that follows.
-  EDGETAP_CUDA_CHECK(cudaMemsetAsync(m.arena.data(), 0, m.arena.bytes(), m.stream));
-  m.run_steps();
-  EDGETAP_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  impl_->prepare(impl_->single, height, width, 1);
 }
 
 template <class T>
 kc::PyramidView<T> CudaEncoder<T>::encode(const std::uint8_t* rgb, int height, int width) {
-  prepare(height, width);
   Impl& m = *impl_;
-  const float scale = 1.f / (255.f * m.config.pixel_std), shift = -m.config.pixel_mean / m.config.pixel_std;
-  kc::normalize_rgb(rgb, height, width, scale, shift, m.input, m.stream);
-  m.run_steps();
-  return m.pyramid;
+  m.prepare(m.single, height, width, 1);
+  m.normalize(m.single, rgb, 1);
+  m.run_steps(m.single);
+  return m.single.pyramid;
+}
+
+template <class T>
+std::size_t CudaEncoder<T>::frame_bytes(int height, int width) const {
+  return plan_arena<T>(impl_->config, height, width, 1).total * sizeof(T);
+}
+
+template <class T>
+void CudaEncoder<T>::prepare_batch(int height, int width, int frames) {
+  impl_->prepare(impl_->batched, height, width, frames);
+}
+
+template <class T>
+void CudaEncoder<T>::encode_batch(const std::uint8_t* rgb, int frames, int height, int width) {
+  Impl& m = *impl_;
+  if (!m.batched.made_for(height, width, m.batched.frames) || frames < 1 || frames > m.batched.frames) {
+    throw std::logic_error("CudaEncoder: encode_batch of " + std::to_string(frames) + " frames of " +
+                           std::to_string(width) + "x" + std::to_string(height) + " without prepare_batch for them");
+  }
+  m.normalize(m.batched, rgb, frames);
+  m.run_steps(m.batched);
+}
+
+template <class T>
+kc::PyramidView<T> CudaEncoder<T>::take_batched(const int* frame) {
+  Impl& m = *impl_;
+  if (!m.single.made_for(m.batched.height, m.batched.width, 1)) m.prepare(m.single, m.batched.height, m.batched.width, 1);
+  kc::BatchedFrameCopy copy;
+  const kc::PyramidView<T>& from = m.batched.pyramid;
+  const kc::PyramidView<T>& to = m.single.pyramid;
+  copy.maps = from.levels;
+  for (int l = 0; l < from.levels; ++l) {
+    const std::size_t bytes = static_cast<std::size_t>(from.height[l]) * from.width[l] * from.channels * sizeof(T);
+    if (bytes % sizeof(uint4) != 0) throw std::logic_error("CudaEncoder: a pyramid level is not whole 16-byte words");
+    copy.map[l].from = reinterpret_cast<const uint4*>(from.level[l]);
+    copy.map[l].to = reinterpret_cast<uint4*>(const_cast<T*>(to.level[l]));  // the arena this encoder owns
+    copy.map[l].vectors = static_cast<unsigned>(bytes / sizeof(uint4));
+  }
+  kc::copy_batched_frame(copy, frame, m.stream);
+  return to;
 }
 
 template class CudaEncoder<float>;

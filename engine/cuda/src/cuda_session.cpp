@@ -24,6 +24,7 @@
 #include "cross_track_blocks.hpp"
 #include "event_timer.hpp"
 #include "frame_graphs.hpp"
+#include "frames_ahead.hpp"
 #include "fused_kernels.hpp"
 #include "session_ops.hpp"
 #include "track_slots.hpp"
@@ -54,6 +55,7 @@ struct CudaStreamingSession<T>::Impl {
         fused(fused_kernels_for<T>(network.config)),
         stream(owned_stream.get()),
         encoder(network.config, network.weights, stream),
+        ahead(encoder, stream),
         blas(stream),
         w(upload_tracker_weights<T>(network.weights, stream)),
         timer(stream) {
@@ -246,29 +248,39 @@ struct CudaStreamingSession<T>::Impl {
 
   // ---- Frames.
 
-  // The frame into pinned memory (rows packed), the clock advanced on the host side.
-  void stage_frame(const ImageView& frame) {
-    const std::size_t row = static_cast<std::size_t>(frame.width) * 3;
-    const std::size_t bytes = row * frame.height;
-    rgb_host.resize(bytes);
-    rgb_dev.resize(bytes, stream);
-    for (int y = 0; y < frame.height; ++y) std::memcpy(rgb_host.data() + row * y, frame.row(y), row);
+  // The frame into pinned memory (rows packed) unless it comes from the
+  // encoder's batch (`batch_frame`, its index there), the clock advanced on
+  // the host side.
+  void stage_frame(const ImageView& frame, std::optional<int> batch_frame) {
+    if (!batch_frame) {
+      const std::size_t row = static_cast<std::size_t>(frame.width) * 3;
+      const std::size_t bytes = row * frame.height;
+      rgb_host.resize(bytes);
+      rgb_dev.resize(bytes, stream);
+      for (int y = 0; y < frame.height; ++y) std::memcpy(rgb_host.data() + row * y, frame.row(y), row);
+    }
     ++t;
     k::FrameClock& clk = *clock_host.data();
     clk.t = t;
     clk.slot_frame[t % c.window] = t;
+    clk.batch_frame = batch_frame.value_or(0);
   }
 
-  // Copies in, encoder, step, estimates out: one frame's device work.
-  void enqueue_frame(int S, int height, int width) {
-    const std::size_t bytes = static_cast<std::size_t>(width) * height * 3;
-    EDGETAP_CUDA_CHECK(cudaMemcpyAsync(rgb_dev.data(), rgb_host.data(), bytes, cudaMemcpyHostToDevice, stream));
+  // Copies in, encoder (or the frame's pyramid from the encoder's batch), step,
+  // estimates out: one frame's device work.
+  void enqueue_frame(const FrameGraphs::Shape& shape) {
+    const auto [S, height, width, from_batch] = shape;
+    if (!from_batch) {
+      const std::size_t bytes = static_cast<std::size_t>(width) * height * 3;
+      EDGETAP_CUDA_CHECK(cudaMemcpyAsync(rgb_dev.data(), rgb_host.data(), bytes, cudaMemcpyHostToDevice, stream));
+    }
     EDGETAP_CUDA_CHECK(
         cudaMemcpyAsync(clock_dev.data(), clock_host.data(), sizeof(k::FrameClock), cudaMemcpyHostToDevice, stream));
     EDGETAP_CUDA_CHECK(cudaMemcpyAsync(slots_dev.data(), slots_host.data(), static_cast<std::size_t>(S) * sizeof(int),
                                        cudaMemcpyHostToDevice, stream));
     timer.begin(Stage::encoder);
-    pyramid = encoder.encode(rgb_dev.data(), height, width);
+    pyramid = from_batch ? encoder.take_batched(&clock_dev.data()->batch_frame)
+                         : encoder.encode(rgb_dev.data(), height, width);
     if (S > 0) enqueue_step(S, false);
     timer.end();
     download_estimates();
@@ -281,13 +293,15 @@ struct CudaStreamingSession<T>::Impl {
                                   std::to_string(frame.height));
     }
     encoder.prepare(frame.height, frame.width);
-    stage_frame(frame);
+    const std::optional<int> batch_frame = ahead.take(frame);
+    stage_frame(frame, batch_frame);
     const int S = slots.list(slots_host.data());  // the stepped tracks, in slot order
+    const FrameGraphs::Shape shape{S, frame.height, frame.width, batch_frame.has_value()};
     if (graphs && !profiling) {
-      run_graph(S, frame.height, frame.width);
+      run_graph(shape);
     } else {
       timer.reset(profiling);
-      enqueue_frame(S, frame.height, frame.width);
+      enqueue_frame(shape);
     }
     owned_stream.wait();
     if (profiling) profile = timer.profile();
@@ -295,10 +309,10 @@ struct CudaStreamingSession<T>::Impl {
   }
 
   // Replays the captured frame of this shape, capturing it first when none is held.
-  void run_graph(int S, int height, int width) {
-    const cudaGraphExec_t exec = graphs_held.get({S, height, width}, [&] {
-      const cudaGraphExec_t made = S > 0 && !captured_tracks ? first_capture(S, height, width)
-                                                             : shared_capture(S, height, width);
+  void run_graph(const FrameGraphs::Shape& shape) {
+    const int S = shape[0];
+    const cudaGraphExec_t exec = graphs_held.get(shape, [&] {
+      const cudaGraphExec_t made = S > 0 && !captured_tracks ? first_capture(shape) : shared_capture(shape);
       captured_tracks = captured_tracks || S > 0;
       return made;
     });
@@ -306,23 +320,23 @@ struct CudaStreamingSession<T>::Impl {
   }
 
   // Side by side with other cameras' captures (device_setup.hpp).
-  cudaGraphExec_t shared_capture(int S, int height, int width) {
+  cudaGraphExec_t shared_capture(const FrameGraphs::Shape& shape) {
     CaptureSection capturing;
-    return capture_frame(S, height, width);
+    return capture_frame(shape);
   }
   // The session's first frame with tracks launches kernels that may never have
   // run in this process (their modules load then): set-up, alone.
-  cudaGraphExec_t first_capture(int S, int height, int width) {
+  cudaGraphExec_t first_capture(const FrameGraphs::Shape& shape) {
     DeviceSetupSection setup;
-    return capture_frame(S, height, width);
+    return capture_frame(shape);
   }
 
-  cudaGraphExec_t capture_frame(int S, int height, int width) {
+  cudaGraphExec_t capture_frame(const FrameGraphs::Shape& shape) {
     timer.reset(false);
     cudaGraph_t graph = nullptr;
     EDGETAP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     try {
-      enqueue_frame(S, height, width);
+      enqueue_frame(shape);
     } catch (...) {
       cudaStreamEndCapture(stream, &graph);
       if (graph != nullptr) cudaGraphDestroy(graph);
@@ -339,6 +353,7 @@ struct CudaStreamingSession<T>::Impl {
   // Forgets every track and frame; keeps the buffers, the encoder's plans and the captured graphs.
   void restart() {
     EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    ahead.clear();
     slots.clear();
     t = -1;
     *clock_host.data() = k::FrameClock{};
@@ -432,6 +447,7 @@ struct CudaStreamingSession<T>::Impl {
   CudaStream owned_stream;  // before every buffer: destroyed after them
   cudaStream_t stream = nullptr;
   CudaEncoder<T> encoder;
+  FramesAhead<T> ahead;  // the frames encode_ahead announced
   Blas blas;
   DeviceTrackerWeights<T> w;
   EventTimer timer;
@@ -517,6 +533,11 @@ const engine::TrackEstimate& CudaStreamingSession<T>::estimate(int handle) const
 template <class T>
 std::int64_t CudaStreamingSession<T>::frames() const noexcept {
   return impl_->t + 1;
+}
+
+template <class T>
+void CudaStreamingSession<T>::encode_ahead(std::span<const ImageView> frames) {
+  impl_->ahead.announce(frames, impl_->c.size_multiple);
 }
 
 template <class T>

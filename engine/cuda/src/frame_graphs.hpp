@@ -1,7 +1,8 @@
 // The CUDA session's captured frames: a few graphs, each for one shape of frame
-// (tracks stepped, height, width), the oldest dropped past kHeld. A clip's frame
-// without tracks and with them, a camera moving between two point counts: each
-// stays captured. Dropped all at once when the buffers they address move.
+// (tracks stepped, height, width, encoded alone or in a batch), the oldest
+// dropped past kHeld. A clip's frame without tracks and with them, a camera
+// moving between two point counts: each stays captured. Dropped all at once
+// when the buffers they address move.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,7 +18,8 @@ namespace edgetap::gpu {
 
 class FrameGraphs {
  public:
-  using Shape = std::array<int, 3>;  // tracks stepped, frame height, frame width
+  // tracks stepped, frame height, frame width, whether the frame's pyramid comes from the encoder's batch
+  using Shape = std::array<int, 4>;
   static constexpr std::size_t kHeld = 4;
 
   FrameGraphs() = default;

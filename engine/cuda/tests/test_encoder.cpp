@@ -226,5 +226,50 @@ TEST(CudaEncoder, FrameSizeChanges) {
   }
 }
 
+// A batch of frames through encode_batch (fewer than the batch prepared), each
+// taken back by take_batched with its index in device memory: every frame's
+// pyramid as the CPU encoder's, the stride-2 level and the top-down sums
+// (which must not mix neighbouring frames) included.
+template <class T>
+void check_batch() {
+  constexpr int kHeight = 96, kWidth = 160, kPrepared = 4, kFrames = 3;
+  for (const char* stem : {"tests/data/golden/edgetap-tiny-fine", "models/edgetap-large"}) {
+    const engine::Network& net = network(stem);
+    Stream stream;
+    CudaEncoder<T> encoder(net.config, net.weights, stream.get());
+    encoder.prepare(kHeight, kWidth);
+    encoder.prepare_batch(kHeight, kWidth, kPrepared);
+    std::vector<std::vector<std::uint8_t>> frames;
+    std::vector<std::uint8_t> batch;
+    for (std::uint32_t f = 0; f < kFrames; ++f) {
+      frames.push_back(random_frame(kHeight, kWidth, 31 + f));
+      batch.insert(batch.end(), frames.back().begin(), frames.back().end());
+    }
+    DeviceBuffer<std::uint8_t> rgb(batch.size(), stream.get());
+    DeviceBuffer<int> index(1, stream.get());
+    EDGETAP_CUDA_CHECK(cudaMemcpy(rgb.data(), batch.data(), batch.size(), cudaMemcpyHostToDevice));
+    encoder.encode_batch(rgb.data(), kFrames, kHeight, kWidth);
+    EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    for (int f = kFrames - 1; f >= 0; --f) {  // out of order: each copy takes the index it is given
+      EDGETAP_CUDA_CHECK(cudaMemcpy(index.data(), &f, sizeof(int), cudaMemcpyHostToDevice));
+      const kernels::cuda::PyramidView<T> view = encoder.take_batched(index.data());
+      EDGETAP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      expect_matches(view, cpu_pyramid(net, frames[static_cast<std::size_t>(f)], kHeight, kWidth), net.config,
+                     std::string(stem) + " " + precision_name<T>() + " batch frame " + std::to_string(f));
+      poison(view);  // the next copy must overwrite every cell
+    }
+  }
+}
+
+TEST(CudaEncoder, BatchFp32) {
+  EDGETAP_REQUIRE_GPU();
+  check_batch<float>();
+}
+
+TEST(CudaEncoder, BatchFp16) {
+  EDGETAP_REQUIRE_GPU();
+  check_batch<__half>();
+}
+
 }  // namespace
 }  // namespace edgetap::gpu

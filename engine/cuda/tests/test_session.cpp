@@ -293,5 +293,43 @@ TEST(CudaSession, RestartTracksANewClipAsAFreshSession) {
   }
 }
 
+// A clip announced with encode_ahead is encoded in batches (two here: more
+// frames than one batch holds) and tracks as the same frames pushed one by one,
+// up to the convolutions' summation order; pushing another image drops the
+// rest of the announcement and goes on as usual.
+TEST(CudaSession, AClipEncodedAheadTracksAsItsFramesPushedOneByOne) {
+  EDGETAP_REQUIRE_GPU();
+  constexpr int kWidth = 256, kHeight = 192, kFrames = 20, kBreak = 18;
+  for (const char* stem : {"tests/data/golden/edgetap-tiny-fine", "models/edgetap-large"}) {
+    SCOPED_TRACE(stem);
+    const Network net = load(stem);
+    std::vector<std::vector<std::uint8_t>> clip;
+    std::vector<ImageView> views;
+    for (int t = 0; t < kFrames; ++t) clip.push_back(scene(kWidth, kHeight, t));
+    for (const auto& rgb : clip) views.push_back(ImageView{rgb.data(), kWidth, kHeight, kWidth * 3});
+    CudaStreamingSession<float> one_by_one(net, 32), ahead(net, 32);
+    ahead.encode_ahead(views);
+    int tracks = 0;
+    for (int t = 0; t < kFrames; ++t) {
+      const std::vector<std::uint8_t> copy = clip[static_cast<std::size_t>(t)];  // the same image elsewhere
+      const ImageView moved{copy.data(), kWidth, kHeight, kWidth * 3};
+      ASSERT_TRUE(one_by_one.push_frame(views[static_cast<std::size_t>(t)]).is_ok());
+      ASSERT_TRUE(ahead.push_frame(t == kBreak ? moved : views[static_cast<std::size_t>(t)]).is_ok());
+      if (t == 0 || t == 3) {
+        const std::vector<Point2> pts = grid(kWidth, kHeight, 12, t == 0 ? 7.f : 13.f);
+        EXPECT_EQ(ahead.add_tracks(pts), one_by_one.add_tracks(pts));
+        tracks += 12;
+      }
+      for (int h = 0; h < tracks; ++h) {
+        const engine::TrackEstimate &a = one_by_one.estimate(h), &b = ahead.estimate(h);
+        EXPECT_NEAR(a.x, b.x, kF32PositionTol) << "frame " << t << " track " << h;
+        EXPECT_NEAR(a.y, b.y, kF32PositionTol) << "frame " << t << " track " << h;
+        EXPECT_NEAR(a.visible, b.visible, kF32ProbabilityTol) << "frame " << t << " track " << h;
+        EXPECT_NEAR(a.confidence, b.confidence, kF32ProbabilityTol) << "frame " << t << " track " << h;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace edgetap::gpu

@@ -57,6 +57,11 @@ class Tracker {
   // tracks otherwise size buffers and capture graphs, set-up that runs one
   // camera at a time.
   virtual Status warm_up(int /*width*/, int /*height*/, std::size_t /*points*/) noexcept { return Status::ok(); }
+  // The frames the next push_frame calls will be given, in that order and
+  // unchanged in memory until pushed (an offline clip). A tracker may prepare
+  // them ahead (the GPU engine encodes them in batches); results are the same
+  // as without the call. Nothing by default.
+  virtual void encode_ahead(std::span<const ImageView> /*frames*/) {}
 };
 
 }  // namespace edgetap

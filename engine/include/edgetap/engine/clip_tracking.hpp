@@ -23,5 +23,9 @@ struct ClipResult {
 // Throws std::invalid_argument on a bad frame or a query frame outside the clip.
 ClipResult track_clip(const Network& network, const std::vector<ImageView>& frames,
                       const std::vector<ClipQuery>& queries, int iters = 0);
+// The same on a session the caller made (a GPU one), which has seen no frame;
+// the clip is announced to it first (TrackingSession::encode_ahead).
+ClipResult track_clip(TrackingSession& session, const std::vector<ImageView>& frames,
+                      const std::vector<ClipQuery>& queries);
 
 }  // namespace edgetap::engine

@@ -32,6 +32,7 @@ class EdgeTapTracker final : public Tracker {
   std::size_t size() const noexcept override { return handles_.size() + pending_.size(); }
   Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override;
   Status warm_up(int width, int height, std::size_t points) noexcept override;
+  void encode_ahead(std::span<const ImageView> frames) override { session_->encode_ahead(frames); }
 
  private:
   void start_pending();

@@ -33,6 +33,7 @@ class RefinedSession final : public TrackingSession {
   const TrackEstimate& estimate(int handle) const override;
   std::int64_t frames() const noexcept override { return network_->frames(); }
   void warm_up(int width, int height, std::span<const int> batches) override;
+  void encode_ahead(std::span<const ImageView> frames) override;
 
   // Tracks aligned and accepted in the last pushed frame (tests, statistics).
   int last_accepted() const noexcept { return last_accepted_; }

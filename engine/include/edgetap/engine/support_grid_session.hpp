@@ -34,6 +34,7 @@ class SupportGridSession final : public TrackingSession {
   std::int64_t frames() const noexcept override { return network_->frames(); }
   // The support grid is the first frame's first batch.
   void warm_up(int width, int height, std::span<const int> batches) override;
+  void encode_ahead(std::span<const ImageView> frames) override;
 
   // The support tracks' handles in the wrapped session (empty before the first frame).
   const std::vector<int>& support_handles() const noexcept { return support_; }

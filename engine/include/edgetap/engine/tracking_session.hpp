@@ -43,6 +43,12 @@ class TrackingSession {
   // new one's first-frame set-up. Only engines that keep such set-up (the CUDA
   // engine) do anything.
   virtual void warm_up(int /*width*/, int /*height*/, std::span<const int> /*batches*/) {}
+  // A clip known in advance: the next push_frame calls will be given these
+  // images, in this order, unchanged in memory until pushed. An engine that
+  // encodes frames in batches (the CUDA engine) may encode them ahead; the
+  // results are the same as without the call. A push_frame of another image
+  // drops what is left of them. Set-up: not for a live camera's frame path.
+  virtual void encode_ahead(std::span<const ImageView> /*frames*/) {}
 };
 
 }  // namespace edgetap::engine

@@ -20,7 +20,7 @@
 namespace edgetap::backend {
 
 // Raised whenever the table's layout or meaning changes.
-inline constexpr int kCudaPluginAbi = 1;
+inline constexpr int kCudaPluginAbi = 2;
 // The plugin's file name and the symbol it exports.
 inline constexpr const char* kCudaPluginFile = "libedgetap-cuda.so";
 inline constexpr const char* kCudaPluginEntry = "edgetap_cuda_engine_plugin";

@@ -61,6 +61,8 @@ class CudaStreamingSession final : public engine::TrackingSession {
   // A blank frame, each batch of tracks on a grid (its query step), two more
   // frames, then restart().
   void warm_up(int width, int height, std::span<const int> batches) override;
+  // Encodes the frames in batches (frames_ahead.hpp) as their pushes reach them.
+  void encode_ahead(std::span<const ImageView> frames) override;
 
   // Forgets every track and frame (the next handles start again as a new
   // session's) but keeps the device buffers, the encoder's plans and the

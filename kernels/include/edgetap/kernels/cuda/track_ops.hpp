@@ -50,6 +50,7 @@ struct FrameClock {
   }
   std::int64_t t = -1;                      // the frame being stepped
   std::int64_t slot_frame[kMaxWindow];      // which frame each cache slot holds, -1 = none yet
+  int batch_frame = 0;                      // the frame's index in the encoder's batch, when it comes from one
 };
 
 // Where each row starts this frame: the query point on its query step, else its
