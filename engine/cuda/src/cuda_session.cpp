@@ -161,15 +161,16 @@ struct CudaStreamingSession<T>::Impl {
     timer.end();
   }
 
-  // The window correlation of the S stepped rows, on the tensor cores where fused.correlation.
+  // The window correlation of the S stepped rows; FP16 on the tensor cores.
   void correlate(int S) {
     const auto args = std::tuple(pyramid, slots_dev.data(), points.data(), S, c.radius, descs.data(), desc_stride(),
                                  set_stride(), reads.data(), static_cast<int>(reads.size()), c.query_patch, corr.data(),
                                  stream);
     if constexpr (std::is_same_v<T, __half>) {
-      if (fused.correlation) return std::apply(k::window_correlation_tensor_cores, args);
+      std::apply(k::window_correlation_tensor_cores, args);
+    } else {
+      std::apply(k::window_correlation<T>, args);
     }
-    std::apply(k::window_correlation<T>, args);
   }
 
   // out (float) = in (T) * W^T; the bias is added by whoever reads out.

@@ -1,7 +1,8 @@
 // Which fused kernels a CUDA session runs its FP16 step through, where the
 // model's shapes allow them. They are off unless EDGETAP_CUDA_FUSED=1: they pass
 // their parity tests but are slower than the cuBLAS path on an H100 (W2 at 1,024
-// points 2.02-2.04 against 1.90 ms: bench/NOTES-gpu.md, "The fused step").
+// points 2.02-2.04 against 1.90 ms: bench/NOTES-gpu.md, "The fused step"). The
+// window correlation on the tensor cores is not among them: FP16 always takes it.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -31,7 +32,6 @@ struct FusedKernels {
   bool cross_attention = false;  // k::cross_attention: the cross-track scores on chip
   bool mlp = false;              // k::fused_mlp: each block's LayerNorm and MLP, its hidden layer on chip
   bool layer_norm = false;       // k::ln_gemm: each other LayerNorm with the product that reads it
-  bool correlation = false;      // k::window_correlation_tensor_cores: the correlation's products on the tensor cores
 };
 
 // FP16 with the fused kernels on: each one the model's shapes allow; else none.
@@ -39,7 +39,7 @@ template <class T>
 FusedKernels fused_kernels_for(const engine::ModelConfig& c) {
   if (!std::is_same_v<T, __half> || !fused_kernels_enabled()) return {};
   return {kernels::cuda::cross_attention_takes(c.head_dim()), kernels::cuda::fused_mlp_takes(c.width, c.mlp_ratio * c.width),
-          kernels::cuda::ln_gemm_takes(c.width, 4), true};  // the correlation falls back by itself
+          kernels::cuda::ln_gemm_takes(c.width, 4)};
 }
 
 }  // namespace edgetap::gpu
