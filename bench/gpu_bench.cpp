@@ -207,6 +207,21 @@ void w1(const engine::Network& net, const Options& o, const char* precision) {
               precision, percentile(one_pass, 0.5), percentile(one_pass, 0.0));
   std::printf("W1 %s: a fresh session's frame 1 %.2f ms (its tracks added), frame 2 %.2f, the rest %.3f each (medians)\n",
               precision, percentile(fresh_first, 0.5), percentile(fresh_second, 0.5), percentile(fresh_rest, 0.5));
+  // A fresh session's first frame, split: its push (encoder plan, the frame without tracks captured) and
+  // the tracks' adding (the query step's first run).
+  std::vector<double> first_push, first_add;
+  const std::vector<engine::Point2> queries = engine::grid_points(o.w1_points, o.size, o.size);
+  for (int r = 0; r < o.runs; ++r) {
+    gpu::CudaStreamingSession<T> fresh_session(net, o.w1_points);
+    auto start = Clock::now();
+    check(fresh_session.push_frame(view(clip[0], o.size)));
+    first_push.push_back(ms_since(start));
+    start = Clock::now();
+    fresh_session.add_tracks(queries);
+    first_add.push_back(ms_since(start));
+  }
+  std::printf("W1 %s: a fresh session's frame 1: its push %.2f ms, its tracks' adding %.2f (medians)\n", precision,
+              percentile(first_push, 0.5), percentile(first_add, 0.5));
 }
 
 template <class T>

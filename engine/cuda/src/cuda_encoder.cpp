@@ -1,8 +1,9 @@
 // CudaEncoder: engine::CpuEncoder's network as a fixed program of steps, each
 // a cuDNN convolution (NHWC activations, KRSC filters: the CPU layouts as they
 // are) followed by one epilogue kernel (bias, residual, upsample-add, ReLU).
-// prepare() builds the program for a frame size: descriptors, algorithms, one
-// workspace and one arena for every activation; encode() only replays it.
+// prepare() builds the program for a frame size: descriptors, algorithms
+// (conv_algorithms.hpp), one workspace and one arena for every activation;
+// encode() only replays it.
 #include "edgetap/gpu/cuda_encoder.hpp"
 
 #include <cudnn.h>
@@ -20,6 +21,7 @@
 #include "edgetap/gpu/device_setup.hpp"
 #include "edgetap/kernels/cuda/check.hpp"
 #include "edgetap/kernels/cuda/encoder_ops.hpp"
+#include "conv_algorithms.hpp"
 
 namespace edgetap::gpu {
 
@@ -27,10 +29,6 @@ namespace {
 
 namespace kc = kernels::cuda;
 
-// The most workspace one convolution may ask for before a slower algorithm
-// that needs less is preferred: the encoder's convolutions are small and the
-// daemon shares the GPU with other cameras.
-constexpr std::size_t kWorkspaceCap = std::size_t{64} << 20;
 // Every activation in the arena starts on this boundary (cuDNN's vectorized
 // kernels want at least 16 bytes; 256 is what cudaMalloc itself gives).
 constexpr std::size_t kAlignBytes = 256;
@@ -122,38 +120,6 @@ struct ConvStep {
   kc::ConvEpilogue<T> epilogue;
 };
 
-// Never TF32 for FP32 (nor a down-conversion for either precision).
-bool acceptable_math(cudnnDataType_t data, cudnnMathType_t math) {
-  if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
-  return data != CUDNN_DATA_FLOAT || math != CUDNN_TENSOR_OP_MATH;
-}
-
-// cuDNN's heuristic ranking (no benchmarking: nothing runs or synchronizes
-// and the choice is the same every run): the first deterministic algorithm
-// within the workspace cap, else the first that runs at all; never one that
-// changes FP32's math.
-cudnnConvolutionFwdAlgoPerf_t choose_algorithm(cudnnHandle_t handle, cudnnDataType_t data,
-                                               cudnnTensorDescriptor_t in, cudnnFilterDescriptor_t filter,
-                                               cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t out) {
-  int capacity = 0;
-  EDGETAP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &capacity));
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked(static_cast<std::size_t>(std::max(capacity, 1)));
-  int returned = 0;
-  EDGETAP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, in, filter, conv, out, capacity, &returned,
-                                                             ranked.data()));
-  ranked.resize(static_cast<std::size_t>(std::max(returned, 0)));
-  auto runs = [&](const cudnnConvolutionFwdAlgoPerf_t& p) {
-    return p.status == CUDNN_STATUS_SUCCESS && acceptable_math(data, p.mathType);
-  };
-  for (const auto& p : ranked) {
-    if (runs(p) && p.determinism == CUDNN_DETERMINISTIC && p.memory <= kWorkspaceCap) return p;
-  }
-  for (const auto& p : ranked) {
-    if (runs(p)) return p;
-  }
-  throw std::runtime_error("CudaEncoder: cuDNN offers no forward algorithm for a convolution");
-}
-
 // Builds one step's descriptors for `frames` in_h x in_w inputs (a batch) and
 // picks its algorithm. `epilogue` comes with residual, coarse, relu and out set (out
 // null: in place on acc).
@@ -183,8 +149,9 @@ ConvStep<T> plan_step(cudnnHandle_t handle, const DeviceConv<T>& conv, const T* 
     throw std::logic_error("CudaEncoder: cuDNN's output size differs from the CPU encoder's");
   }
 
+  const ConvShape shape{data, frames, conv.cin, in_h, in_w, conv.cout, conv.k, conv.stride};
   const cudnnConvolutionFwdAlgoPerf_t best =
-      choose_algorithm(handle, data, s.in_desc.get(), conv.filter.get(), s.desc.get(), s.out_desc.get());
+      forward_algorithm(handle, shape, s.in_desc.get(), conv.filter.get(), s.desc.get(), s.out_desc.get());
   // The math type belongs with the algorithm (cuDNN decides tensor-core use
   // from both), so FP16's descriptor takes the one the ranking was made for;
   // FP32's stays FMA, whatever its entry says.
