@@ -1,6 +1,9 @@
 // The offline clip API: tracks queries over a whole clip by streaming it, so
 // offline results are exactly the streaming ones (the evaluation workload and
-// the seed's reference workload: 47 frames, 256x256, batch 1).
+// the seed's reference workload: 47 frames, 256x256, batch 1). The clip is
+// announced to the session first (TrackingSession::encode_ahead): a GPU
+// session encodes its frames in batches, which changes nothing but the
+// convolutions' summation order (engine/STREAMING.md, section 1).
 #pragma once
 
 #include <vector>
