@@ -35,9 +35,13 @@ class ScriptedTracker final : public Tracker {
   }
   std::size_t remove_queries(std::span<const std::string>) override { return 0; }
   std::size_t size() const noexcept override { return tracks_.size(); }
+  void encode_ahead(std::span<const ImageView> frames) override {
+    for (const ImageView& f : frames) announced_.push_back(f.data);
+  }
   Status push_frame(const ImageView& frame, std::vector<TrackPoint>& out) noexcept override {
     out.clear();
     last_width_ = frame.width;
+    pushed_.push_back(frame.data);
     ++pushes_;
     for (auto it = tracks_.begin(); it != tracks_.end();) {
       if (it->first == lose_id_ && pushes_ == lose_at_) {
@@ -53,6 +57,7 @@ class ScriptedTracker final : public Tracker {
   }
   std::map<std::string, int> added_after_push_;
   int last_width_ = 0;
+  std::vector<const std::uint8_t*> announced_, pushed_;  // the images encode_ahead and push_frame were given
 
  private:
   struct Pos {
@@ -66,6 +71,13 @@ class ScriptedTracker final : public Tracker {
 
 std::vector<cv::Mat> blank_frames(int n, int width, int height) {
   return std::vector<cv::Mat>(static_cast<std::size_t>(n), cv::Mat(height, width, CV_8UC3, cv::Scalar::all(0)));
+}
+
+// n frames, each its own image in memory.
+std::vector<cv::Mat> distinct_frames(int n, int width, int height) {
+  std::vector<cv::Mat> frames;
+  for (int i = 0; i < n; ++i) frames.emplace_back(height, width, CV_8UC3, cv::Scalar::all(i));
+  return frames;
 }
 
 // A sequence of the fixture images in `dir` with no occluders; `adjust` sets the rest.
@@ -128,6 +140,22 @@ TEST(TrackerRunner, AStridedCadenceCountsFromThePasssFirstFrameBackwardToo) {
   // Backward from frame 4: frames 4, 2 and 0 are pushed; 3 and 1 hold.
   const double x[] = {12, 11, 11, 10, 10};
   for (std::size_t t = 0; t < 5; ++t) EXPECT_DOUBLE_EQ(out[0][t].x, x[t]) << t;
+}
+
+// A pass announces to the tracker exactly the images it then pushes, in push
+// order (a GPU tracker encodes them in batches only while they match).
+TEST(TrackerRunner, APassAnnouncesTheFramesItPushesInOrder) {
+  const auto frames = distinct_frames(7, 64, 64);
+  const std::vector<eval::QuerySpec> queries = {{0, 0, 10, 20}, {0, 3, 30, 40}, {0, 6, 5, 5}};
+  for (const eval::TimeDirection direction : {eval::TimeDirection::forward, eval::TimeDirection::backward}) {
+    for (const int every : {1, 2, 3}) {
+      eval::Predictions out(3, std::vector<eval::PredSample>(7));
+      ScriptedTracker tracker("", 0);
+      eval::track_pass(tracker, frames, eval::PixelMap{}, queries, direction, out, {}, 0, 0, every);
+      EXPECT_EQ(tracker.announced_, tracker.pushed_) << "every " << every;
+      EXPECT_GE(tracker.pushed_.size(), static_cast<std::size_t>(7 / every)) << "every " << every;
+    }
+  }
 }
 
 TEST(TrackerRunner, StridedRunsBackwardForFramesBeforeTheQuery) {
