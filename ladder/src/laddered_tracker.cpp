@@ -78,9 +78,8 @@ std::vector<config::Rung> default_ladder(const config::CameraConfig& camera, boo
 
 // The frame's rows, packed without padding into `rgb`.
 void pack_rows(const ImageView& frame, std::vector<std::uint8_t>& rgb) {
-  const std::size_t row = static_cast<std::size_t>(frame.width) * 3;
-  rgb.resize(row * static_cast<std::size_t>(frame.height));
-  for (int y = 0; y < frame.height; ++y) std::copy_n(frame.row(y), row, rgb.data() + row * static_cast<std::size_t>(y));
+  rgb.resize(frame.packed_bytes());
+  copy_rows_packed(frame, rgb.data());
 }
 
 }  // namespace

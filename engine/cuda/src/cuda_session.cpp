@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <exception>
 #include <numeric>
 #include <optional>
@@ -254,11 +253,9 @@ struct CudaStreamingSession<T>::Impl {
   // the host side.
   void stage_frame(const ImageView& frame, std::optional<int> batch_frame) {
     if (!batch_frame) {
-      const std::size_t row = static_cast<std::size_t>(frame.width) * 3;
-      const std::size_t bytes = row * frame.height;
-      rgb_host.resize(bytes);
-      rgb_dev.resize(bytes, stream);
-      for (int y = 0; y < frame.height; ++y) std::memcpy(rgb_host.data() + row * y, frame.row(y), row);
+      rgb_host.resize(frame.packed_bytes());
+      rgb_dev.resize(frame.packed_bytes(), stream);
+      copy_rows_packed(frame, rgb_host.data());
     }
     ++t;
     k::FrameClock& clk = *clock_host.data();
@@ -334,21 +331,7 @@ struct CudaStreamingSession<T>::Impl {
 
   cudaGraphExec_t capture_frame(const FrameGraphs::Shape& shape) {
     timer.reset(false);
-    cudaGraph_t graph = nullptr;
-    EDGETAP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueue_frame(shape);
-    } catch (...) {
-      cudaStreamEndCapture(stream, &graph);
-      if (graph != nullptr) cudaGraphDestroy(graph);
-      throw;
-    }
-    EDGETAP_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    EDGETAP_CUDA_CHECK(inst);
-    return exec;
+    return capture_graph(stream, [&] { enqueue_frame(shape); });
   }
 
   // Forgets every track and frame; keeps the buffers, the encoder's plans and the captured graphs.

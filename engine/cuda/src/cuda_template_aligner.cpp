@@ -1,7 +1,6 @@
 #include "edgetap/gpu/cuda_template_aligner.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -77,7 +76,7 @@ void CudaTemplateAligner::set_frame(const ImageView& frame) {
   m.rgb_host.resize(bytes);
   m.rgb.resize(bytes, m.stream);
   m.grey.resize(static_cast<std::size_t>(frame.width) * static_cast<std::size_t>(frame.height), m.stream);
-  for (int y = 0; y < frame.height; ++y) std::memcpy(m.rgb_host.data() + y * row, frame.row(y), row);
+  copy_rows_packed(frame, m.rgb_host.data());
   EDGETAP_CUDA_CHECK(cudaMemcpyAsync(m.rgb.data(), m.rgb_host.data(), bytes, cudaMemcpyHostToDevice, m.stream));
   k::grey_frame(m.rgb.data(), frame.width, frame.height, row, m.grey.data(), m.stream);
   m.width = frame.width;

@@ -16,6 +16,27 @@
 
 namespace edgetap::gpu {
 
+// What `enqueue()` launches on `stream`, captured (this thread's calls only)
+// and instantiated. The capture ends cleanly when enqueue throws.
+template <class Enqueue>
+cudaGraphExec_t capture_graph(cudaStream_t stream, Enqueue&& enqueue) {
+  cudaGraph_t graph = nullptr;
+  EDGETAP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    enqueue();
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    throw;
+  }
+  EDGETAP_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  EDGETAP_CUDA_CHECK(made);
+  return exec;
+}
+
 class FrameGraphs {
  public:
   // tracks stepped, frame height, frame width, whether the frame's pyramid comes from the encoder's batch

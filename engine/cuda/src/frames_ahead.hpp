@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <optional>
 #include <span>
@@ -44,7 +43,7 @@ class FramesAhead {
     while (n < frames.size() && frames[n].width == first.width && frames[n].height == first.height) ++n;
     const std::size_t by_memory = std::max<std::size_t>(1, kMaxBytes / encoder_.frame_bytes(first.height, first.width));
     batch_ = static_cast<int>(std::min({n, by_memory, static_cast<std::size_t>(kMaxFrames)}));
-    frame_bytes_ = static_cast<std::size_t>(first.width) * first.height * 3;
+    frame_bytes_ = first.packed_bytes();
     encoder_.prepare_batch(first.height, first.width, batch_);
     host_.resize(frame_bytes_ * batch_);
     device_.resize(frame_bytes_ * batch_, stream_);
@@ -81,12 +80,7 @@ class FramesAhead {
   // batch's copy is done: each frame's step is waited for before the next.
   void encode_next_batch() {
     const int n = static_cast<int>(std::min<std::size_t>(frames_.size(), static_cast<std::size_t>(batch_)));
-    for (int i = 0; i < n; ++i) {
-      const ImageView& f = frames_[static_cast<std::size_t>(i)];
-      const std::size_t row = static_cast<std::size_t>(f.width) * 3;
-      std::uint8_t* to = host_.data() + frame_bytes_ * i;
-      for (int y = 0; y < f.height; ++y) std::memcpy(to + row * y, f.row(y), row);
-    }
+    for (int i = 0; i < n; ++i) copy_rows_packed(frames_[static_cast<std::size_t>(i)], host_.data() + frame_bytes_ * i);
     const ImageView& first = frames_.front();
     EDGETAP_CUDA_CHECK(
         cudaMemcpyAsync(device_.data(), host_.data(), frame_bytes_ * n, cudaMemcpyHostToDevice, stream_));
