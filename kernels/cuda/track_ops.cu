@@ -18,6 +18,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "device_common.cuh"
 #include "edgetap/kernels/cuda/check.hpp"
@@ -85,6 +86,66 @@ __global__ void __launch_bounds__(kThreads) layer_norm_kernel(float* in, const f
   const float inv = 1.f / sqrtf(warp_reduce(squares, Sum{}) / static_cast<float>(width) + 1e-5f);
   T* y = out + static_cast<std::size_t>(row) * width;
   for (int j = lane; j < width; j += kWarp) store(y + j, (x[j] - mean) * inv * gamma[j] + beta[j]);
+}
+
+// The same for rows of a width the registers hold (kChunks x 128 values, the
+// widths layer_norm_in_registers takes): each lane loads its columns as
+// float4, 4 l + 128 c for chunk c, with the pending bias, gamma and beta, in
+// one go, so a row costs one round trip to memory rather than one per column
+// pass; the sums are the same terms in another order.
+__device__ __forceinline__ float4 operator+(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+
+__device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
+__device__ __forceinline__ void store4(__half* p, float4 v) {
+  uint2 raw;
+  reinterpret_cast<__half2*>(&raw)[0] = __floats2half2_rn(v.x, v.y);
+  reinterpret_cast<__half2*>(&raw)[1] = __floats2half2_rn(v.z, v.w);
+  *reinterpret_cast<uint2*>(p) = raw;
+}
+
+constexpr int kLayerNormPack = 4;                     // values a lane loads at once (a float4)
+constexpr int kLayerNormChunk = kWarp * kLayerNormPack;  // a row's values one warp load covers
+constexpr int kLayerNormMaxChunks = 8;               // widths 128, 256, 512 and 1,024 in registers
+
+template <class T, int kChunks>
+__global__ void __launch_bounds__(kThreads) layer_norm_registers_kernel(float* in, const float* pending_bias, int rows,
+                                                                       const float* gamma, const float* beta, T* out) {
+  constexpr int kWidth = kChunks * kLayerNormChunk;
+  const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  if (row >= rows) return;
+  float4* x = reinterpret_cast<float4*>(in + static_cast<std::size_t>(row) * kWidth);
+  float4 v[kChunks];
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) v[c] = x[c * kWarp + lane];
+  if (pending_bias != nullptr) {
+    const float4* b = reinterpret_cast<const float4*>(pending_bias);
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      v[c] = v[c] + __ldg(b + c * kWarp + lane);
+      x[c * kWarp + lane] = v[c];
+    }
+  }
+  float sum = 0.f;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) sum += v[c].x + v[c].y + v[c].z + v[c].w;
+  const float mean = warp_reduce(sum, Sum{}) / static_cast<float>(kWidth);
+  float squares = 0.f;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const float dx = v[c].x - mean, dy = v[c].y - mean, dz = v[c].z - mean, dw = v[c].w - mean;
+    squares += dx * dx + dy * dy + dz * dz + dw * dw;
+  }
+  const float inv = 1.f / sqrtf(warp_reduce(squares, Sum{}) / static_cast<float>(kWidth) + 1e-5f);
+  const float4* g = reinterpret_cast<const float4*>(gamma);
+  const float4* be = reinterpret_cast<const float4*>(beta);
+  T* y = out + static_cast<std::size_t>(row) * kWidth;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const float4 gc = __ldg(g + c * kWarp + lane), bc = __ldg(be + c * kWarp + lane);
+    const float4 n = make_float4((v[c].x - mean) * inv * gc.x + bc.x, (v[c].y - mean) * inv * gc.y + bc.y,
+                                 (v[c].z - mean) * inv * gc.z + bc.z, (v[c].w - mean) * inv * gc.w + bc.w);
+    store4(y + (c * kWarp + lane) * kLayerNormPack, n);
+  }
 }
 
 template <class T>
@@ -298,6 +359,32 @@ __global__ void finish_step_kernel(const float* acc, const float* bias, const in
   estimate[s] = make_float4(p.x, p.y, vis, conf);
 }
 
+// Whether layer_norm_rows takes the registers' kernel: a width of whole chunks
+// that the registers hold, every pointer aligned for its vector accesses.
+bool aligned(const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
+
+template <class T>
+bool layer_norm_in_registers(int width, const float* x, const float* pending_bias, const float* gamma,
+                             const float* beta, const T* out) {
+  constexpr std::size_t kFloat4 = sizeof(float4);
+  const int chunks = width / kLayerNormChunk;
+  const bool built = chunks == 1 || chunks == 2 || chunks == 4 || chunks == kLayerNormMaxChunks;
+  return width % kLayerNormChunk == 0 && built && aligned(x, kFloat4) &&
+         (pending_bias == nullptr || aligned(pending_bias, kFloat4)) && aligned(gamma, kFloat4) &&
+         aligned(beta, kFloat4) && aligned(out, kLayerNormPack * sizeof(T));
+}
+
+// f(std::integral_constant<int, chunks>) for the chunk counts the registers' kernel is built for.
+template <class F>
+void with_chunks(int chunks, F&& f) {
+  switch (chunks) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    default: f(std::integral_constant<int, kLayerNormMaxChunks>{}); break;
+  }
+}
+
 }  // namespace
 
 void entry_points(const int* slots, int S, const float2* query, const float2* position, const float2* previous,
@@ -327,8 +414,15 @@ template <class T>
 void layer_norm_rows(float* x, const float* pending_bias, int rows, int width, const float* gamma, const float* beta,
                      T* out, cudaStream_t stream) {
   if (rows == 0) return;
-  layer_norm_kernel<T>
-      <<<blocks_of(rows, kRowsPerBlock), kThreads, 0, stream>>>(x, pending_bias, rows, width, gamma, beta, out);
+  const int blocks = blocks_of(rows, kRowsPerBlock);
+  if (layer_norm_in_registers(width, x, pending_bias, gamma, beta, out)) {
+    with_chunks(width / kLayerNormChunk, [&](auto chunks) {
+      layer_norm_registers_kernel<T, decltype(chunks)::value>
+          <<<blocks, kThreads, 0, stream>>>(x, pending_bias, rows, gamma, beta, out);
+    });
+  } else {
+    layer_norm_kernel<T><<<blocks, kThreads, 0, stream>>>(x, pending_bias, rows, width, gamma, beta, out);
+  }
   EDGETAP_CUDA_LAUNCH_CHECK();
 }
 
