@@ -216,7 +216,6 @@ constexpr int kMmaPatch = kMmaK;       // the map cells under a window: up to 8 
 constexpr int kMmaLaneChannels = 16;   // channels one lane reads per chunk: two 16-byte loads
 constexpr int kMmaSteps = kMmaLaneChannels / 2;  // k steps per chunk: each lane's channel pairs
 constexpr int kMmaChunk = 4 * kMmaLaneChannels;  // channels per chunk: the 4 lanes of a fragment row
-constexpr int kMmaRowsAhead = 2;      // patch rows whose map cells a warp loads before their products
 constexpr int kMmaCorrBlocksPerSm = 4;  // registers capped for 16 warps an SM (120 a thread)
 
 // window_correlation_kernel on the tensor cores, FP16, by linearity: every cell
@@ -285,29 +284,21 @@ __global__ void __launch_bounds__(kCorrWarps * kWarp, kMmaCorrBlocksPerSm)
       }
     }
 #pragma unroll
-    for (int i0 = 0; i0 < kMmaPatch; i0 += kMmaRowsAhead) {
-      if (i0 > k) break;  // the same for every lane
-      uint4 b[kMmaRowsAhead][2];  // the map cells of patch rows i0 .. i0 + kMmaRowsAhead - 1, loaded together
-#pragma unroll
-      for (int r = 0; r < kMmaRowsAhead; ++r) {
-        const int y = centre.y0 - p.radius + i0 + r;
-        b[r][0] = b[r][1] = zero;
-        if (i0 + r <= k && column_in_map && y >= 0 && y < map.height) {
-          const __half* cell = map.data + (static_cast<std::size_t>(y) * map.width + x) * C + c0;
-          b[r][0] = ldg16(cell);
-          b[r][1] = ldg16(cell + 8);
-        }
+    for (int i = 0; i < kMmaPatch; ++i) {
+      if (i > k) break;  // the same for every lane
+      const int y = centre.y0 - p.radius + i;
+      uint4 b[2] = {zero, zero};
+      if (column_in_map && y >= 0 && y < map.height) {
+        const __half* cell = map.data + (static_cast<std::size_t>(y) * map.width + x) * C + c0;
+        b[0] = ldg16(cell);
+        b[1] = ldg16(cell + 8);
       }
 #pragma unroll
-      for (int r = 0; r < kMmaRowsAhead; ++r) {
-        if (i0 + r > k) break;  // the same for every lane
+      for (int s = 0; s < kMmaSteps; ++s) {
 #pragma unroll
-        for (int s = 0; s < kMmaSteps; ++s) {
-#pragma unroll
-          for (int m = 0; m < kMmaWarpDescTiles; ++m) {
-            const unsigned frag[2] = {word(a[m][0][s / 4], s % 4), word(a[m][1][s / 4], s % 4)};
-            mma_16x8x8(acc[m][i0 + r], frag, word(b[r][s / 4], s % 4));
-          }
+        for (int m = 0; m < kMmaWarpDescTiles; ++m) {
+          const unsigned frag[2] = {word(a[m][0][s / 4], s % 4), word(a[m][1][s / 4], s % 4)};
+          mma_16x8x8(acc[m][i], frag, word(b[s / 4], s % 4));
         }
       }
     }

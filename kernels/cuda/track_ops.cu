@@ -213,15 +213,12 @@ struct AttendParams {
 constexpr int kAttendWarps = 4;
 constexpr int kDimsPerLane = 2;
 constexpr int kMaxHeadDim = kDimsPerLane * kWarp;
-constexpr int kSlotChunk = 8;  // cache slots whose loads attend_cached_kernel issues together
 
 // One (row, head): reads q, k and v with the qkv bias added, stores k and v in
 // the cache (window slot t % W, and the anchor slot W on the query step), then
 // attends over the slots in (engine::StreamingSession::attention_bias) with an
 // online softmax. Each lane owns head dimensions lane and lane + 32 and reads
-// back only its own stores. The slots are taken kSlotChunk at a time: their keys,
-// values and biases loaded together, then folded in in slot order, so a chunk
-// waits on memory once rather than once a slot.
+// back only its own stores.
 // Launch: one warp per (row, head), kAttendWarps warps per block.
 template <class T>
 __global__ void __launch_bounds__(kAttendWarps * kWarp) attend_cached_kernel(AttendParams<T> p) {
@@ -256,50 +253,32 @@ __global__ void __launch_bounds__(kAttendWarps * kWarp) attend_cached_kernel(Att
   const std::int64_t query_frame = p.query_frame[slot], first = query_frame > 0 ? query_frame : 0;
   const float* rel = p.rel_bias + h * (W + 1);
   float best = -INFINITY, total = 0.f, acc[kDimsPerLane] = {};
-  for (int j0 = 0; j0 <= W; j0 += kSlotChunk) {
-    float key[kSlotChunk][kDimsPerLane] = {}, value[kSlotChunk][kDimsPerLane] = {}, bias[kSlotChunk];
-    bool in[kSlotChunk];  // warp-uniform: slot j0 + i is in or out for every lane
-#pragma unroll
-    for (int i = 0; i < kSlotChunk; ++i) {
-      const int j = j0 + i;
-#pragma unroll
-      for (int u = 0; u < kDimsPerLane; ++u) {
-        const int d = lane + u * kWarp;
-        if (j > W || d >= dh) continue;
-        key[i][u] = to_float(keys[j * dh + d]);
-        value[i][u] = to_float(values[j * dh + d]);
-      }
+  for (int j = 0; j <= W; ++j) {  // warp-uniform: slot j is in or out for every lane
+    float bias;
+    if (j < W) {
+      const std::int64_t frame = p.clock->slot_frame[j];
+      if (frame < first) continue;
+      const std::int64_t age = t - frame;
+      bias = rel[age < 0 ? 0 : (age > W ? W : age)];
+    } else {
+      if (t - query_frame < W) continue;
+      bias = rel[W];
     }
+    float dot = 0.f;
 #pragma unroll
-    for (int i = 0; i < kSlotChunk; ++i) {
-      const int j = j0 + i;
-      in[i] = false;
-      bias[i] = 0.f;
-      if (j > W) continue;
-      if (j < W) {
-        const std::int64_t frame = p.clock->slot_frame[j];
-        if (frame < first) continue;
-        const std::int64_t age = t - frame;
-        bias[i] = rel[age < 0 ? 0 : (age > W ? W : age)];
-      } else {
-        if (t - query_frame < W) continue;
-        bias[i] = rel[W];
-      }
-      in[i] = true;
+    for (int u = 0; u < kDimsPerLane; ++u) {
+      const int d = lane + u * kWarp;
+      if (d < dh) dot += query[u] * to_float(keys[j * dh + d]);
     }
+    const float score = warp_reduce(dot, Sum{}) * p.scale + bias;
+    const float next = fmaxf(best, score), rescale = expf(best - next), weight = expf(score - next);
+    total = total * rescale + weight;
 #pragma unroll
-    for (int i = 0; i < kSlotChunk; ++i) {
-      if (!in[i]) continue;
-      float dot = 0.f;
-#pragma unroll
-      for (int u = 0; u < kDimsPerLane; ++u) dot += query[u] * key[i][u];
-      const float score = warp_reduce(dot, Sum{}) * p.scale + bias[i];
-      const float next = fmaxf(best, score), rescale = expf(best - next), weight = expf(score - next);
-      total = total * rescale + weight;
-#pragma unroll
-      for (int u = 0; u < kDimsPerLane; ++u) acc[u] = acc[u] * rescale + weight * value[i][u];
-      best = next;
+    for (int u = 0; u < kDimsPerLane; ++u) {
+      const int d = lane + u * kWarp;
+      if (d < dh) acc[u] = acc[u] * rescale + weight * to_float(values[j * dh + d]);
     }
+    best = next;
   }
   T* o = p.out + static_cast<std::size_t>(row) * width + h * dh;
 #pragma unroll
