@@ -1,10 +1,12 @@
 // Which fused kernels a CUDA session runs its FP16 step through, where the
-// model's shapes allow them. They are off unless EDGETAP_CUDA_FUSED names them:
-// "1" all of them, or a comma list of cross_attention, mlp and layer_norm (each
-// measured alone that way). Together they pass their parity tests but are
-// slower than the cuBLAS path on an H100 (W2 at 1,024 points 2.02-2.04 against
-// 1.90 ms: bench/NOTES-gpu.md, "The fused step"). The window correlation on the
-// tensor cores is not among them: FP16 always takes it.
+// model's shapes allow them. By default the flash-style cross-track attention
+// alone: W2 at 1,024 points 1.44 against 1.71-1.74 ms in a graph on an H100,
+// parity unchanged (bench/NOTES-gpu.md, "The flash-style cross-track attention
+// alone"). EDGETAP_CUDA_FUSED chooses otherwise: "0" none, "1" all three, or a
+// comma list of cross_attention, mlp and layer_norm. The other two are slower
+// than the cuBLAS path on an H100 (the three together: W2 at 1,024 points
+// 2.02-2.04 against 1.90 ms; bench/NOTES-gpu.md, "The fused step"). The window
+// correlation on the tensor cores is not among them: FP16 always takes it.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -28,8 +30,8 @@ struct FusedKernels {
   bool layer_norm = false;       // k::ln_gemm: each other LayerNorm with the product that reads it
 };
 
-// The kernels a value of EDGETAP_CUDA_FUSED names ("1": all; else a comma list;
-// an unknown name turns nothing on).
+// The kernels a value of EDGETAP_CUDA_FUSED names ("1": all; "0": none; else a
+// comma list; an unknown name turns nothing on).
 inline FusedKernels fused_kernels_named(std::string_view value) {
   if (value == "1") return {true, true, true};
   FusedKernels named;
@@ -44,10 +46,13 @@ inline FusedKernels fused_kernels_named(std::string_view value) {
   return named;
 }
 
+// FP16's fused kernels when EDGETAP_CUDA_FUSED is not set.
+inline constexpr FusedKernels kDefaultFusedKernels{.cross_attention = true};
+
 inline FusedKernels fused_kernels_enabled() {
   static const FusedKernels on = [] {
     const char* value = std::getenv(kFusedKernelsVariable);
-    return value != nullptr ? fused_kernels_named(value) : FusedKernels{};
+    return value != nullptr ? fused_kernels_named(value) : kDefaultFusedKernels;
   }();
   return on;
 }
