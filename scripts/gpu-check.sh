@@ -56,10 +56,11 @@ for step in "$@"; do
         "$bin/edgetap-refine-bench" --aligner cuda --points 1024 --frames 4 --runs 1 >"$out/ncu-refine-1024.csv" 2>"$out/ncu-refine.err" || status=1
       grep -E "align_kernel|grey_frame_kernel|capture_kernel" "$out/ncu-refine-1024.csv" | head -12 ;;
     fused)
-      # The fused FP16 kernels (EDGETAP_CUDA_FUSED=1, engine/cuda/src/fused_kernels.hpp, the tensor-core
-      # correlation among them): their parity tests,
-      # the session tests and 10 s of the concurrent sessions with them on, then edgetap-large FP16 W1,
-      # W2 and memory without and with them (the same programs), two rounds interleaved.
+      # The fused FP16 kernels (engine/cuda/src/fused_kernels.hpp; EDGETAP_CUDA_FUSED=1 all of them, =0
+      # none, unset FP16's default, the flash-style cross-track attention): their parity tests and the
+      # tensor-core correlation's, the session tests and 10 s of the concurrent sessions with all on, then
+      # edgetap-large FP16 W1, W2 and memory with none, the default and all (the same programs), two rounds
+      # interleaved.
       "$bin/edgetap-gpu-test-track-ops" --gtest_color=no --gtest_filter='CrossAttention*:FusedMlp*:LnGemm*:*OnTensorCores*' \
         >"$out/test-fused-kernels.log" 2>&1 || status=1
       EDGETAP_CUDA_FUSED=1 "$bin/edgetap-gpu-test-session" --gtest_color=no >"$out/test-session-fused.log" 2>&1 || status=1
@@ -68,9 +69,10 @@ for step in "$@"; do
       grep -E "^\[  (PASSED|FAILED) |FAILED|Failure|max\|diff|rung visits" "$out/test-fused-kernels.log" \
         "$out/test-session-fused.log" "$out/stress-fused.log" | head -30
       for round in 1 2; do
-        for fused in 0 1; do
-          EDGETAP_CUDA_FUSED=$fused "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 \
-            --workloads w1,w2,memory --w2-points 256,1024 >"$out/bench-fused$fused-$round.log" 2>&1 || status=1
+        for fused in 0 default 1; do
+          (if [ "$fused" = default ]; then unset EDGETAP_CUDA_FUSED; else export EDGETAP_CUDA_FUSED=$fused; fi
+           "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 \
+             --workloads w1,w2,memory --w2-points 256,1024) >"$out/bench-fused$fused-$round.log" 2>&1 || status=1
           echo "EDGETAP_CUDA_FUSED=$fused, round $round:"
           grep -E "^W|published|MiB" "$out/bench-fused$fused-$round.log"
         done
