@@ -71,7 +71,7 @@ void CudaTemplateAligner::set_frame(const ImageView& frame) {
     return;
   }
   const std::size_t row = 3 * static_cast<std::size_t>(frame.width);
-  const std::size_t bytes = row * static_cast<std::size_t>(frame.height);
+  const std::size_t bytes = frame.packed_bytes();
   m.owned_stream.wait();  // the last frame's copy has left the pinned buffer
   m.rgb_host.resize(bytes);
   m.rgb.resize(bytes, m.stream);
