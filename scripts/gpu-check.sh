@@ -56,35 +56,42 @@ for step in "$@"; do
         "$bin/edgetap-refine-bench" --aligner cuda --points 1024 --frames 4 --runs 1 >"$out/ncu-refine-1024.csv" 2>"$out/ncu-refine.err" || status=1
       grep -E "align_kernel|grey_frame_kernel|capture_kernel" "$out/ncu-refine-1024.csv" | head -12 ;;
     fused)
-      # The fused FP16 kernels (engine/cuda/src/fused_kernels.hpp; EDGETAP_CUDA_FUSED=1 all of them, =0
-      # none, unset FP16's default, the flash-style cross-track attention): their parity tests and the
-      # tensor-core correlation's, the session tests and 10 s of the concurrent sessions with all on, then
-      # edgetap-large FP16 W1, W2 and memory with none, the default and all (the same programs), two rounds
-      # interleaved.
-      "$bin/edgetap-gpu-test-track-ops" --gtest_color=no --gtest_filter='CrossAttention*:FusedMlp*:LnGemm*:*OnTensorCores*' \
+      # The fused FP16 kernels (engine/cuda/src/fused_kernels.hpp; unset: FP16's default; =1 all of
+      # them; =products the tile products alone; =0 none): their parity tests and the tensor-core
+      # correlation's, the session tests (tiny networks and edgetap-large at 64 points) and 10 s of
+      # the concurrent sessions with all of them, then edgetap-large FP16 W1, W2 and memory for the
+      # default, all and the tile products alone (the same programs), two rounds interleaved.
+      "$bin/edgetap-gpu-test-track-ops" --gtest_color=no --gtest_filter='CrossAttention*:TileProducts*:*OnTensorCores*' \
         >"$out/test-fused-kernels.log" 2>&1 || status=1
-      EDGETAP_CUDA_FUSED=1 "$bin/edgetap-gpu-test-session" --gtest_color=no >"$out/test-session-fused.log" 2>&1 || status=1
+      EDGETAP_CUDA_FUSED=1 "$bin/edgetap-gpu-test-session" --gtest_color=no \
+        --gtest_filter='CudaSession.*:*SessionParity*/edgetap_tiny*:*SessionParity*/edgetap_large_64*' \
+        >"$out/test-session-fused.log" 2>&1 || status=1
       EDGETAP_CUDA_FUSED=1 EDGETAP_STRESS_SECONDS=10 "$bin/edgetap-gpu-test-concurrent-sessions" --gtest_color=no \
         >"$out/stress-fused.log" 2>&1 || status=1
       grep -E "^\[  (PASSED|FAILED) |FAILED|Failure|max\|diff|rung visits" "$out/test-fused-kernels.log" \
         "$out/test-session-fused.log" "$out/stress-fused.log" | head -30
       for round in 1 2; do
-        for fused in 0 default 1; do
+        for fused in default 1 products; do
           (if [ "$fused" = default ]; then unset EDGETAP_CUDA_FUSED; else export EDGETAP_CUDA_FUSED=$fused; fi
            "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 \
-             --workloads w1,w2,memory --w2-points 256,1024) >"$out/bench-fused$fused-$round.log" 2>&1 || status=1
+             --workloads w1,w2,memory --w2-points 256,1024) >"$out/bench-fused-$fused-$round.log" 2>&1 || status=1
           echo "EDGETAP_CUDA_FUSED=$fused, round $round:"
-          grep -E "^W|published|MiB" "$out/bench-fused$fused-$round.log"
+          grep -E "^W|published|MiB" "$out/bench-fused-$fused-$round.log"
         done
       done ;;
     t4)
       # The engine on about 40 of the card's SMs, a T4's count, through MPS (no device setting changes;
       # memory bandwidth and L2 stay the card's: bench/NOTES-gpu.md "T4 estimate" adds the byte floor).
+      # FP16's default fused kernels, then all of them.
       nvidia-cuda-mps-control -d && sleep 1
-      CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30 "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 \
-        --workloads w1,w2 --w2-points 256,1024 >"$out/bench-t4-sms.log" 2>&1 || status=1
-      echo quit | nvidia-cuda-mps-control
-      grep -E "^W|published" "$out/bench-t4-sms.log" ;;
+      for fused in default 1; do
+        (if [ "$fused" = default ]; then unset EDGETAP_CUDA_FUSED; else export EDGETAP_CUDA_FUSED=$fused; fi
+         CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30 "$bin/edgetap-bench" --model models/edgetap-large.safetensors \
+           --precision fp16 --workloads w1,w2 --w2-points 256,1024) >"$out/bench-t4-sms-$fused.log" 2>&1 || status=1
+        echo "EDGETAP_CUDA_FUSED=$fused, about 40 SMs:"
+        grep -E "^W|published" "$out/bench-t4-sms-$fused.log"
+      done
+      echo quit | nvidia-cuda-mps-control ;;
     ncu)
       # DRAM bytes and time of every kernel of 2 streamed frames (graph kernels included).
       for m in small large; do

@@ -1,5 +1,5 @@
 // FP16 tensor-core products for the tracker's fused kernels (cross_attention.cu,
-// fused_mlp.cu): mma.sync m16n8k8, which Turing (sm_75) has and later chips keep.
+// tile_products.cu): mma.sync m16n8k8, which Turing (sm_75) has and later chips keep.
 // Fragment layouts (PTX ISA, .f16 inputs, float accumulators): lane = 4 g + t;
 // A (16 x 8, row-major) holds rows g and g + 8, columns 2t and 2t + 1; B (8 x 8,
 // column-major) rows 2t and 2t + 1 of column g; C (16 x 8) as A.

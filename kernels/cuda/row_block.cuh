@@ -1,6 +1,6 @@
-// What the fused row kernels share (fused_mlp.cu, ln_gemm.cu): blocks of 16
-// rows normalized into shared memory, and products of those rows with weights
-// read straight from L2 into tensor-core fragments, a batch ahead of their use.
+// Blocks of 16 rows in shared memory (normalized, or staged as they are) and
+// their products with weights read straight from L2 into tensor-core
+// fragments, a batch ahead of their use (tile_products.cu).
 //
 // Each lane loads 8 consecutive k values (16 bytes) of A and of B and feeds them
 // to four mma steps, two values each: lane t's values of step s are k = 8t + 2s
@@ -31,27 +31,33 @@ constexpr int kKBlock = 32;              // k values per 16-byte load of 4 lanes
 // 16-byte fragment loads of 8 lanes (2 rows x 4 lanes) then touch 32 distinct banks.
 __host__ __device__ constexpr int padded_row(int cols) { return (cols * 2) % 128 == 0 ? cols + 32 : cols; }
 
-// The row widths the row-block kernels are built for (normalize_rows' W).
+// The row widths normalize_rows is built for.
 constexpr bool row_block_takes(int width) { return width == 32 || width == 64 || width == 128 || width == 256; }
 
-// launch(std::integral_constant<int, W>{}) for W = width, one of row_block_takes' widths.
+// The depths a block of staged rows is built for (stage_rows' K): 16 rows of
+// 1,024 halves are 33 KB of shared memory, within sm_75's 48 KB.
+constexpr bool staged_depth_takes(int depth) { return row_block_takes(depth) || depth == 512 || depth == 1024; }
+
+// launch(std::integral_constant<int, K>{}) for K = depth, one of staged_depth_takes' depths.
 template <class Launch>
-void with_row_width(int width, Launch&& launch) {
-  switch (width) {
+void with_depth(int depth, Launch&& launch) {
+  switch (depth) {
     case 32: launch(std::integral_constant<int, 32>{}); break;
     case 64: launch(std::integral_constant<int, 64>{}); break;
     case 128: launch(std::integral_constant<int, 128>{}); break;
-    default: launch(std::integral_constant<int, 256>{}); break;
+    case 256: launch(std::integral_constant<int, 256>{}); break;
+    case 512: launch(std::integral_constant<int, 512>{}); break;
+    default: launch(std::integral_constant<int, 1024>{}); break;
   }
 }
 
 __device__ __forceinline__ uint4 load16(const __half* p) { return *reinterpret_cast<const uint4*>(p); }
 
-// Rows row0 .. row0 + kRowBlock - 1 of x [rows][W]: x += pending (written back,
-// when pending is given), then their LayerNorm (layer_norm_rows' arithmetic) into
-// `normed` as half; rows past the last as zeros. A warp per row.
+// Rows row0 .. row0 + kRowBlock - 1 of x [rows][W]: the LayerNorm of x +
+// pending (when given; layer_norm_rows' arithmetic) into `normed` as half; rows
+// past the last as zeros. A warp per row; x is only read.
 template <int W, int kLd>
-__device__ void normalize_rows(float* x, const float* pending, int rows, int row0, const float* gamma,
+__device__ void normalize_rows(const float* x, const float* pending, int rows, int row0, const float* gamma,
                                const float* beta, __half (*normed)[kLd]) {
   constexpr int kPerLane = W / kWarp;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
@@ -61,16 +67,12 @@ __device__ void normalize_rows(float* x, const float* pending, int rows, int row
       for (int j = lane; j < W; j += kWarp) normed[r][j] = __float2half_rn(0.f);
       continue;
     }
-    float* xr = x + static_cast<std::size_t>(row) * W;
+    const float* xr = x + static_cast<std::size_t>(row) * W;
     float v[kPerLane], sum = 0.f;
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i) {
       const int j = lane + i * kWarp;
-      v[i] = xr[j];
-      if (pending != nullptr) {
-        v[i] += pending[j];
-        xr[j] = v[i];
-      }
+      v[i] = pending != nullptr ? xr[j] + pending[j] : xr[j];
       sum += v[i];
     }
     const float mean = warp_reduce(sum, Sum{}) / static_cast<float>(W);
@@ -83,6 +85,19 @@ __device__ void normalize_rows(float* x, const float* pending, int rows, int row
       const int j = lane + i * kWarp;
       normed[r][j] = __float2half_rn((v[i] - mean) * inv * gamma[j] + beta[j]);
     }
+  }
+}
+
+// Rows row0 .. row0 + kRowBlock - 1 of a [rows][K] (half, 16-byte aligned rows)
+// into `staged` as they are, 16 bytes a thread; rows past the last as zeros.
+template <int K, int kLd>
+__device__ void stage_rows(const __half* a, int rows, int row0, __half (*staged)[kLd]) {
+  constexpr int kLoadsPerRow = K / 8;
+  for (int i = threadIdx.x; i < kRowBlock * kLoadsPerRow; i += kRowWarps * kWarp) {
+    const int r = i / kLoadsPerRow, j = i % kLoadsPerRow * 8;
+    const int row = row0 + r;
+    const uint4 v = row < rows ? ldg16(a + static_cast<std::size_t>(row) * K + j) : make_uint4(0, 0, 0, 0);
+    *reinterpret_cast<uint4*>(&staged[r][j]) = v;
   }
 }
 
@@ -134,36 +149,6 @@ __device__ __forceinline__ void multiply_fragments(float (&acc)[kRowTiles][kTile
           const unsigned a_frag[2] = {word(a_rows[m][0], s), word(a_rows[m][1], s)};
           mma_16x8x8(acc[m][n], a_frag, word(f.v[kb][n], s));
         }
-      }
-    }
-  }
-}
-
-// The accumulators of kTiles 8-column tiles from column col0 into (or, with
-// `add`, onto) the block's rows of out [rows][ld]: columns from `cols` on and rows
-// past the last are left out.
-template <int kTiles>
-__device__ __forceinline__ void store_tiles(const float (&acc)[kRowTiles][kTiles][4], int rows, int row0, float* out, int ld,
-                                            int col0, int cols, bool add) {
-  const int g = threadIdx.x % kWarp / 4, t = threadIdx.x % 4;
-#pragma unroll
-  for (int m = 0; m < kRowTiles; ++m) {
-#pragma unroll
-    for (int upper = 0; upper < 2; ++upper) {
-      const int row = row0 + m * kMmaRows + g + 8 * upper;
-      if (row >= rows) continue;
-#pragma unroll
-      for (int n = 0; n < kTiles; ++n) {
-        const int col = col0 + n * kMmaK + 2 * t;
-        if (col >= cols) continue;
-        float2* p = reinterpret_cast<float2*>(out + static_cast<std::size_t>(row) * ld + col);
-        float2 v = make_float2(acc[m][n][2 * upper], acc[m][n][2 * upper + 1]);
-        if (add) {
-          const float2 before = *p;
-          v.x += before.x;
-          v.y += before.y;
-        }
-        *p = v;
       }
     }
   }

@@ -92,9 +92,11 @@ struct CudaStreamingSession<T>::Impl {
     slots_dev.resize(cap, stream);
     points.resize(cap, stream);
     corr.resize(cap * c.n_corr(), stream);
-    // The MLP's hidden layer passes through acc and hidden unless fused.mlp keeps it on chip.
-    const std::size_t mlp_hidden = fused.mlp ? 0 : static_cast<std::size_t>(c.mlp_ratio) * width;
-    acc.resize(cap * std::max({static_cast<std::size_t>(c.corr_hidden), 3 * width, mlp_hidden}), stream);
+    // The MLP's hidden layer: its products' float sums in acc unless the tile products add
+    // its bias and GELU themselves; the activations in hidden.
+    const std::size_t mlp_hidden = static_cast<std::size_t>(c.mlp_ratio) * width;
+    acc.resize(cap * std::max({static_cast<std::size_t>(c.corr_hidden), 3 * width, fused.products ? 0 : mlp_hidden}),
+               stream);
     hidden.resize(cap * std::max(static_cast<std::size_t>(c.corr_hidden), mlp_hidden), stream);
     token.resize(cap * c.token_in(), stream);
     x.resize(cap * width, stream);
@@ -115,11 +117,12 @@ struct CudaStreamingSession<T>::Impl {
   // ---- The step: every iteration of every stepped row, enqueued on the stream.
   //
   // x, the residual stream, is also the hidden state carried from one
-  // iteration to the next (engine::StreamingSession's h). The matrix products
+  // iteration to the next (engine::StreamingSession's h). The cuBLAS products
   // accumulate into x without their bias; that bias stays `pending` until the
-  // next layer_norm_rows adds it to x (and writes x back). ln_out, the last
-  // reader of an iteration, clears it, so x then holds the iteration's full
-  // output: the next iteration's h.
+  // next layer_norm_rows adds it to x (and writes x back), or, with the tile
+  // products, until the next product into x adds it with its own. ln_out, the
+  // last reader of an iteration, finds none left or clears it, so x then holds
+  // the iteration's full output: the next iteration's h.
 
   void enqueue_step(int S, bool query_step) {
     const int width = c.width;
@@ -177,12 +180,13 @@ struct CudaStreamingSession<T>::Impl {
     blas.gemm_nt<T>(rows, l.out, l.in, in, l.in, l.weight.data(), l.in, out, l.out, accumulate);
   }
 
-  // x += pending (written back), then out (float) = LayerNorm(x) * W^T: in one
-  // kernel where fused.layer_norm, else layer_norm_rows and the product.
+  // x += pending (written back), then out (float) = LayerNorm(x) * W^T. With
+  // nothing pending the tile products take it in one kernel.
   void normed_linear(const float* pending, const DeviceLayerNorm& ln, const DeviceLinear<T>& l, int S, float* out) {
     if constexpr (std::is_same_v<T, __half>) {
-      if (fused.layer_norm) {
-        k::ln_gemm(x.data(), pending, S, c.width, ln.gamma.data(), ln.beta.data(), l.weight.data(), l.out, out, stream);
+      if (fused.products && pending == nullptr) {
+        k::normed_product(x.data(), nullptr, S, c.width, ln.gamma.data(), ln.beta.data(), l.weight.data(), l.out,
+                          {.out = out}, stream);
         return;
       }
     }
@@ -191,44 +195,77 @@ struct CudaStreamingSession<T>::Impl {
   }
 
   // x += transformer block b, given x's pending bias; returns the new one
-  // (fc2's). The qkv and fc1 biases are added by the kernels that read them.
+  // (fc2's; none with the tile products, which add each bias where they write).
+  // The qkv bias is added by the attention that reads it.
   const float* block(int b, int it, int S, bool query_step, const float* pending) {
     const DeviceBlock<T>& bw = w.blocks[static_cast<std::size_t>(b)];
-    normed_linear(pending, bw.ln1, bw.qkv, S, qkv.data());
-    k::attend_cached(qkv.data(), bw.qkv.bias.data(), slots_dev.data(), S, c.heads, c.head_dim(), c.window, query_step,
-                     keys.data(), values.data(), cache_stride(), layer_offset(it, b), w.rel_bias.data(),
-                     query_frame.data(), clock_dev.data(), attended.data(), stream);
-    linear(bw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
-    mlp(bw, S);
-    return bw.fc2.bias.data();
-  }
-
-  // x += block bw's MLP of LayerNorm(x + proj's pending bias), fc2's bias pending:
-  // in one kernel where fused.mlp.
-  void mlp(const DeviceBlock<T>& bw, int S) {
     if constexpr (std::is_same_v<T, __half>) {
-      if (fused.mlp) {
-        const k::MlpWeights weights{bw.fc1.weight.data(), bw.fc1.bias.data(), bw.fc2.weight.data(), c.width, bw.fc1.out};
-        k::fused_mlp(x.data(), bw.proj.bias.data(), S, bw.ln2.gamma.data(), bw.ln2.beta.data(), weights, stream);
-        return;
-      }
+      if (fused.products) return block_in_tiles(bw, b, it, S, query_step, pending);
     }
+    normed_linear(pending, bw.ln1, bw.qkv, S, qkv.data());
+    attend_in_window(bw, b, it, S, query_step);
+    linear(bw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
     k::layer_norm_rows(x.data(), bw.proj.bias.data(), S, c.width, bw.ln2.gamma.data(), bw.ln2.beta.data(),
                        normed.data(), stream);
     linear(bw.fc1, normed.data(), S, acc.data());
     k::bias_activation(acc.data(), bw.fc1.bias.data(), S, bw.fc1.out, true, hidden.data(), stream);
     linear(bw.fc2, hidden.data(), S, x.data(), true);  // x += mlp(x), its bias pending
+    return bw.fc2.bias.data();
+  }
+
+  // The block in five kernels: LayerNorm + qkv, the attention, the projection
+  // added to x with its bias and the one pending, LayerNorm + fc1 + its bias +
+  // GELU into hidden, fc2 added to x with its bias.
+  const float* block_in_tiles(const DeviceBlock<T>& bw, int b, int it, int S, bool query_step, const float* pending) {
+    if constexpr (std::is_same_v<T, __half>) {
+      k::normed_product(x.data(), pending, S, c.width, bw.ln1.gamma.data(), bw.ln1.beta.data(), bw.qkv.weight.data(),
+                        bw.qkv.out, {.out = qkv.data()}, stream);
+      attend_in_window(bw, b, it, S, query_step);
+      add_product(bw.proj, attended.data(), S, pending);
+      k::normed_product(x.data(), nullptr, S, c.width, bw.ln2.gamma.data(), bw.ln2.beta.data(), bw.fc1.weight.data(),
+                        bw.fc1.out, {.bias = bw.fc1.bias.data(), .gelu = true, .out_half = hidden.data()}, stream);
+      add_product(bw.fc2, hidden.data(), S, nullptr);
+    }
+    return nullptr;
+  }
+
+  // x += in * W^T + its bias + `pending` (the bias x still owed), in one tile product.
+  void add_product(const DeviceLinear<T>& l, const T* in, int S, const float* pending) {
+    if constexpr (std::is_same_v<T, __half>) {
+      k::half_product(in, S, l.in, l.weight.data(), l.out,
+                      {.bias = l.bias.data(), .out = x.data(), .add = true, .residual_bias = pending}, stream);
+    }
+  }
+
+  // attended = each row's attention over its track's window, from qkv + block b's qkv bias.
+  void attend_in_window(const DeviceBlock<T>& bw, int b, int it, int S, bool query_step) {
+    k::attend_cached(qkv.data(), bw.qkv.bias.data(), slots_dev.data(), S, c.heads, c.head_dim(), c.window, query_step,
+                     keys.data(), values.data(), cache_stride(), layer_offset(it, b), w.rel_bias.data(),
+                     query_frame.data(), clock_dev.data(), attended.data(), stream);
   }
 
   // x += the cross-track layer (engine::StreamingSession::cross_track): every
   // stepped track attends to all of them; on the query step only to itself.
-  // Takes x's pending bias; returns the new one (the projection's).
+  // Takes x's pending bias; returns the new one (the projection's; none with
+  // the tile products, where the projection adds its bias and the pending one).
   const float* cross_track(const DeviceCrossTrack<T>& cw, int S, bool query_step, const float* pending) {
-    normed_linear(pending, cw.ln, cw.qkv, S, qkv.data());
+    const bool tiles = fused.products;
+    if (tiles) {
+      if constexpr (std::is_same_v<T, __half>) {
+        k::normed_product(x.data(), pending, S, c.width, cw.ln.gamma.data(), cw.ln.beta.data(), cw.qkv.weight.data(),
+                          cw.qkv.out, {.out = qkv.data()}, stream);
+      }
+    } else {
+      normed_linear(pending, cw.ln, cw.qkv, S, qkv.data());
+    }
     if (query_step) {
       k::take_values(qkv.data(), cw.qkv.bias.data(), S, c.width, attended.data(), stream);
     } else {
       attend_across(cw.qkv.bias.data(), S);
+    }
+    if (tiles) {
+      add_product(cw.proj, attended.data(), S, pending);
+      return nullptr;
     }
     linear(cw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
     return cw.proj.bias.data();
