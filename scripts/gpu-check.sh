@@ -57,11 +57,13 @@ for step in "$@"; do
       grep -E "align_kernel|grey_frame_kernel|capture_kernel" "$out/ncu-refine-1024.csv" | head -12 ;;
     fused)
       # The fused FP16 kernels (engine/cuda/src/fused_kernels.hpp; unset: FP16's default; =1 all of
-      # them; =products the tile products alone; =0 none): their parity tests and the tensor-core
-      # correlation's, the session tests (tiny networks and edgetap-large at 64 points) and 10 s of
-      # the concurrent sessions with all of them, then edgetap-large FP16 W1, W2 and memory for the
-      # default, all and the tile products alone (the same programs), two rounds interleaved.
-      "$bin/edgetap-gpu-test-track-ops" --gtest_color=no --gtest_filter='CrossAttention*:TileProducts*:*OnTensorCores*' \
+      # them, the tracker program included; a comma list of cross_attention, products and program;
+      # =0 none): their parity tests and the tensor-core correlation's, the session tests (tiny
+      # networks and edgetap-large at 64 points) and 10 s of the concurrent sessions with all of them,
+      # then edgetap-large FP16 W1, W2 and memory for the default, the tile products without the
+      # program and all of them (the same programs), two rounds interleaved.
+      "$bin/edgetap-gpu-test-track-ops" --gtest_color=no \
+        --gtest_filter='CrossAttention*:TileProducts*:*TrackerProgram*:*OnTensorCores*' \
         >"$out/test-fused-kernels.log" 2>&1 || status=1
       EDGETAP_CUDA_FUSED=1 "$bin/edgetap-gpu-test-session" --gtest_color=no \
         --gtest_filter='CudaSession.*:*SessionParity*/edgetap_tiny*:*SessionParity*/edgetap_large_64*' \
@@ -71,7 +73,7 @@ for step in "$@"; do
       grep -E "^\[  (PASSED|FAILED) |FAILED|Failure|max\|diff|rung visits" "$out/test-fused-kernels.log" \
         "$out/test-session-fused.log" "$out/stress-fused.log" | head -30
       for round in 1 2; do
-        for fused in default 1 products; do
+        for fused in default cross_attention,products 1; do
           (if [ "$fused" = default ]; then unset EDGETAP_CUDA_FUSED; else export EDGETAP_CUDA_FUSED=$fused; fi
            "$bin/edgetap-bench" --model models/edgetap-large.safetensors --precision fp16 \
              --workloads w1,w2,memory --w2-points 256,1024) >"$out/bench-fused-$fused-$round.log" 2>&1 || status=1

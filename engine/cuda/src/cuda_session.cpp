@@ -142,15 +142,19 @@ struct CudaStreamingSession<T>::Impl {
       linear(w.inp, token.data(), S, x.data(), true);  // x = h + inp(token)
       const float* pending = w.inp.bias.data();
       timer.begin(Stage::transformer);
-      for (int b = 0; b < c.blocks; ++b) {
-        pending = block(b, it, S, query_step, pending);
-        if (const int xi = c.cross_layer(b); xi >= 0) {
-          pending = cross_track(w.cross[static_cast<std::size_t>(xi)], S, query_step, pending);
+      if (fused.program && !query_step) {
+        run_program(it, S, pending);  // the blocks, the cross-track layers and the head's product
+      } else {
+        for (int b = 0; b < c.blocks; ++b) {
+          pending = block(b, it, S, query_step, pending);
+          if (const int xi = c.cross_layer(b); xi >= 0) {
+            pending = cross_track(w.cross[static_cast<std::size_t>(xi)], S, query_step, pending);
+          }
         }
+        timer.begin(Stage::head);
+        // Adds the last pending bias: x is now this iteration's output, the next one's h.
+        normed_linear(pending, w.ln_out, w.head, S, head_acc.data());
       }
-      timer.begin(Stage::head);
-      // Adds the last pending bias: x is now this iteration's output, the next one's h.
-      normed_linear(pending, w.ln_out, w.head, S, head_acc.data());
       k::apply_head(head_acc.data(), head_bias, S, query_step, points.data(), stream);
     }
     k::finish_step(head_acc.data(), head_bias, slots_dev.data(), S, query_step, points.data(), position.data(),
@@ -161,6 +165,55 @@ struct CudaStreamingSession<T>::Impl {
                             desc_stride(), stream);
     }
     timer.end();
+  }
+
+  // Iteration it's blocks, cross-track layers and head product on a tracking
+  // step, as block_in_tiles, cross_track and normed_linear run them, in one
+  // persistent kernel (a launch per kMaxPhases phases).
+  void run_program(int it, int S, const float* pending) {
+    if constexpr (std::is_same_v<T, __half>) {
+      k::TrackerProgram p{};
+      p.rows = S;
+      p.width = c.width;
+      p.heads = c.heads;
+      p.caches = {slots_dev.data(), c.window,          keys.data(),       values.data(),
+                  cache_stride(),   w.rel_bias.data(), query_frame.data(), clock_dev.data()};
+      auto add = [&](const k::Phase& phase) {
+        if (p.count == k::kMaxPhases) {
+          k::run_tracker_program(p, stream);
+          p.count = 0;
+        }
+        p.phases[p.count++] = phase;
+      };
+      auto added_to_x = [&](const DeviceLinear<T>& l, const float* owed) {
+        return k::ProductOut{.bias = l.bias.data(), .out = x.data(), .add = true, .residual_bias = owed};
+      };
+      for (int b = 0; b < c.blocks; ++b) {
+        const DeviceBlock<T>& bw = w.blocks[static_cast<std::size_t>(b)];
+        add(k::normed_product_phase(x.data(), pending, c.width, bw.ln1.gamma.data(), bw.ln1.beta.data(),
+                                    bw.qkv.weight.data(), bw.qkv.out, {.out = qkv.data()}));
+        add(k::attend_phase(qkv.data(), bw.qkv.bias.data(), layer_offset(it, b), attended.data()));
+        add(k::half_product_phase(attended.data(), bw.proj.in, bw.proj.weight.data(), bw.proj.out,
+                                  added_to_x(bw.proj, pending)));
+        pending = nullptr;
+        add(k::normed_product_phase(x.data(), nullptr, c.width, bw.ln2.gamma.data(), bw.ln2.beta.data(),
+                                    bw.fc1.weight.data(), bw.fc1.out,
+                                    {.bias = bw.fc1.bias.data(), .gelu = true, .out_half = hidden.data()}));
+        add(k::half_product_phase(hidden.data(), bw.fc2.in, bw.fc2.weight.data(), bw.fc2.out,
+                                  added_to_x(bw.fc2, nullptr)));
+        if (const int xi = c.cross_layer(b); xi >= 0) {
+          const DeviceCrossTrack<T>& cw = w.cross[static_cast<std::size_t>(xi)];
+          add(k::normed_product_phase(x.data(), nullptr, c.width, cw.ln.gamma.data(), cw.ln.beta.data(),
+                                      cw.qkv.weight.data(), cw.qkv.out, {.out = qkv.data()}));
+          add(k::cross_phase(qkv.data(), cw.qkv.bias.data(), attended.data()));
+          add(k::half_product_phase(attended.data(), cw.proj.in, cw.proj.weight.data(), cw.proj.out,
+                                    added_to_x(cw.proj, nullptr)));
+        }
+      }
+      add(k::normed_product_phase(x.data(), pending, c.width, w.ln_out.gamma.data(), w.ln_out.beta.data(),
+                                  w.head.weight.data(), w.head.out, {.out = head_acc.data()}));
+      k::run_tracker_program(p, stream);
+    }
   }
 
   // The window correlation of the S stepped rows; FP16 on the tensor cores.
