@@ -28,7 +28,7 @@ namespace {
 // Launch: (row blocks of kRowBlock, column blocks of kColumnBlock), kRowWarps warps.
 template <int K, bool kNormalize>
 __global__ void __launch_bounds__(kRowWarps * kWarp)
-    tile_product_kernel(RowsIn in, int rows, const __half* weight, int outputs, ProductOut o) {
+    tile_product_kernel(ProductRows in, int rows, const __half* weight, int outputs, ProductOut o) {
   __shared__ __align__(16) TileRows<K> tile;
   tile_product_block<K, kNormalize>(in, rows, weight, outputs, o, blockIdx.x, blockIdx.y, tile);
 }
@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kRowWarps * kWarp)
 bool writes_somewhere(const ProductOut& o) { return (o.out != nullptr) != (o.out_half != nullptr); }
 
 template <bool kNormalize>
-void launch_product(const RowsIn& in, int rows, int depth, const __half* weight, int outputs, const ProductOut& o,
+void launch_product(const ProductRows& in, int rows, int depth, const __half* weight, int outputs, const ProductOut& o,
                     cudaStream_t stream) {
   if (rows == 0) return;
   if (!writes_somewhere(o)) throw std::invalid_argument("a tile product writes either float or half rows");
@@ -67,7 +67,7 @@ void normed_product(const float* x, const float* pending_bias, int rows, int wid
     throw std::invalid_argument("normed_product takes widths 32, 64, 128 or 256 and an even number of outputs, not " +
                                 std::to_string(width) + " and " + std::to_string(outputs));
   }
-  launch_product<true>(RowsIn{x, pending_bias, gamma, beta, nullptr}, rows, width, weight, outputs, out, stream);
+  launch_product<true>(ProductRows{x, pending_bias, gamma, beta, nullptr}, rows, width, weight, outputs, out, stream);
 }
 
 void half_product(const __half* a, int rows, int depth, const __half* weight, int outputs, const ProductOut& out,
@@ -76,7 +76,7 @@ void half_product(const __half* a, int rows, int depth, const __half* weight, in
     throw std::invalid_argument("half_product takes depths 32, 64, 128, 256, 512 or 1024 and an even number of "
                                 "outputs, not " + std::to_string(depth) + " and " + std::to_string(outputs));
   }
-  launch_product<false>(RowsIn{nullptr, nullptr, nullptr, nullptr, a}, rows, depth, weight, outputs, out, stream);
+  launch_product<false>(ProductRows{nullptr, nullptr, nullptr, nullptr, a}, rows, depth, weight, outputs, out, stream);
 }
 
 }  // namespace edgetap::kernels::cuda

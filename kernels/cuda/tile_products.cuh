@@ -20,15 +20,6 @@ constexpr int kKChunk = 256;  // k values whose fragments a warp holds at once
 
 __device__ __forceinline__ float gelu(float x) { return 0.5f * x * (1.f + erff(x * 0.70710678f)); }  // x Phi(x)
 
-// Where a block's A rows come from: LayerNorm(x + pending) or half rows as they are.
-struct RowsIn {
-  const float* x;
-  const float* pending;
-  const float* gamma;
-  const float* beta;
-  const __half* a;
-};
-
 // The accumulators of the warp's tiles, from column col0, through the epilogue
 // into the block's rows of the output; columns from `outputs` on and rows past
 // the last are left out.
@@ -81,7 +72,7 @@ struct TileRows {
 // The calling block takes rows block_row * kRowBlock on and columns block_col * kColumnBlock
 // on. A block that takes another after it waits for all its warps first (the rows are reused).
 template <int K, bool kNormalize>
-__device__ void tile_product_block(const RowsIn& in, int rows, const __half* weight, int outputs, const ProductOut& o,
+__device__ void tile_product_block(const ProductRows& in, int rows, const __half* weight, int outputs, const ProductOut& o,
                                    int block_row, int block_col, TileRows<K>& tile) {
   constexpr int kChunk = K < kKChunk ? K : kKChunk;
   constexpr int kChunkBlocks = kChunk / kKBlock;

@@ -41,18 +41,11 @@ union ProgramShared {
 
 template <int K, bool kNormalize>
 __device__ void run_product(const ProductPhase& ph, int rows, TileRows<K>& tile) {
-  const RowsIn in{ph.x, ph.pending, ph.gamma, ph.beta, ph.a};
-  ProductOut o;
-  o.bias = ph.bias;
-  o.gelu = ph.gelu;
-  o.out = ph.out;
-  o.add = ph.add;
-  o.residual_bias = ph.residual_bias;
-  o.out_half = ph.out_half;
   const int row_blocks = (rows + kRowBlock - 1) / kRowBlock;
   const int items = row_blocks * ((ph.outputs + kColumnBlock - 1) / kColumnBlock);
   for (int item = blockIdx.x; item < items; item += gridDim.x) {
-    tile_product_block<K, kNormalize>(in, rows, ph.weight, ph.outputs, o, item % row_blocks, item / row_blocks, tile);
+    tile_product_block<K, kNormalize>(ph.in, rows, ph.weight, ph.outputs, ph.out, item % row_blocks,
+                                      item / row_blocks, tile);
     __syncthreads();  // the rows in shared memory are the next item's
   }
 }

@@ -12,6 +12,16 @@
 
 namespace edgetap::kernels::cuda {
 
+// Where a product's rows come from: LayerNorm(x + pending) (normed_product:
+// x, pending, gamma, beta) or half rows as they are (half_product: a).
+struct ProductRows {
+  const float* x;
+  const float* pending;
+  const float* gamma;
+  const float* beta;
+  const __half* a;
+};
+
 // What a product does with each value v = (A . weight^T)[r][n] it accumulated.
 struct ProductOut {
   const float* bias = nullptr;  // [outputs], added to v when given

@@ -21,21 +21,12 @@ namespace edgetap::kernels::cuda {
 
 enum class PhaseKind : std::int32_t { normed_product, half_product, attend_cached, cross_attention };
 
-// A tile product (tile_products.hpp): normed_product reads x, pending, gamma
-// and beta, half_product reads a; the epilogue as ProductOut's fields.
+// A tile product (tile_products.hpp): normed_product's rows or half_product's.
 struct ProductPhase {
-  const float* x;
-  const float* pending;
-  const float* gamma;
-  const float* beta;
-  const __half* a;
+  ProductRows in;
   int depth, outputs;
   const __half* weight;
-  const float* bias;
-  float* out;
-  const float* residual_bias;
-  __half* out_half;
-  bool gelu, add;
+  ProductOut out;
 };
 
 // attend_cached (track_ops.hpp) of one block, on a tracking step; the window
@@ -57,7 +48,7 @@ struct CrossPhase {
 struct Phase {
   PhaseKind kind;
   union {
-    ProductPhase product;
+    ProductPhase product{};
     AttendPhase attend;
     CrossPhase cross;
   };
@@ -90,15 +81,13 @@ inline Phase normed_product_phase(const float* x, const float* pending_bias, int
                                   const float* beta, const __half* weight, int outputs, const ProductOut& out) {
   Phase ph{};
   ph.kind = PhaseKind::normed_product;
-  ph.product = {x, pending_bias, gamma, beta, nullptr, width, outputs, weight, out.bias, out.out, out.residual_bias,
-                out.out_half, out.gelu, out.add};
+  ph.product = {{x, pending_bias, gamma, beta, nullptr}, width, outputs, weight, out};
   return ph;
 }
 inline Phase half_product_phase(const __half* a, int depth, const __half* weight, int outputs, const ProductOut& out) {
   Phase ph{};
   ph.kind = PhaseKind::half_product;
-  ph.product = {nullptr, nullptr, nullptr, nullptr, a, depth, outputs, weight, out.bias, out.out, out.residual_bias,
-                out.out_half, out.gelu, out.add};
+  ph.product = {{nullptr, nullptr, nullptr, nullptr, a}, depth, outputs, weight, out};
   return ph;
 }
 inline Phase attend_phase(const float* qkv, const float* qkv_bias, std::size_t layer_offset, __half* out) {
