@@ -29,7 +29,7 @@ namespace {
 static_assert(sizeof(TrackerProgram) <= 4096, "a kernel parameter of at most 4 KB");
 static_assert(kRowWarps == kAttendWarps && kRowWarps == kCrossWarps, "one block shape for every phase");
 constexpr int kProgramThreads = kRowWarps * kWarp;
-constexpr int kMlpRatio = 4;
+constexpr int kMlpRatio = kTrackerProgramMlpRatio;
 
 // The block's shared memory, one phase's view at a time.
 template <int W, int DH>

@@ -29,7 +29,7 @@ namespace {
 using namespace track_ops_testing;
 
 constexpr int kWindow = 8;
-constexpr int kMlpRatio = 4;
+constexpr int kMlpRatio = kc::kTrackerProgramMlpRatio;
 
 // A linear layer's weights ([out][in], half) and bias on the device.
 struct Linear {

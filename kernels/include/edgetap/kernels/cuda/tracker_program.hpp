@@ -66,6 +66,9 @@ struct WindowCaches {
   const FrameClock* clock;
 };
 
+// The MLP's hidden width over the model's width, for every model the program takes.
+inline constexpr int kTrackerProgramMlpRatio = 4;
+
 // Phases per launch: a kernel parameter of at most 4 KB.
 inline constexpr int kMaxPhases = 32;
 
