@@ -126,7 +126,8 @@ int most_items(const TrackerProgram& p) {
 }
 
 // Every phase's shapes the kernel instance takes: the products' depths W or 4 W, even outputs.
-void check_phases(const TrackerProgram& p, int width) {
+void check_phases(const TrackerProgram& p) {
+  const int width = p.width;
   for (int i = 0; i < p.count; ++i) {
     const Phase& ph = p.phases[i];
     if (ph.kind != PhaseKind::normed_product && ph.kind != PhaseKind::half_product) continue;
@@ -193,7 +194,7 @@ void run_tracker_program(const TrackerProgram& p, cudaStream_t stream) {
                                 std::to_string(kMaxPhases) + ")");
   }
   if (p.rows == 0 || p.count == 0) return;
-  check_phases(p, p.width);
+  check_phases(p);
   checked_count(static_cast<std::size_t>(p.rows) * 3 * p.width);
   if (p.width == 128) {
     launch_width<128>(p, head_dim, stream);

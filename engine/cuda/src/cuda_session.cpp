@@ -26,7 +26,9 @@
 #include "frames_ahead.hpp"
 #include "fused_kernels.hpp"
 #include "session_ops.hpp"
+#include "tile_layers.hpp"
 #include "track_slots.hpp"
+#include "window_cache_layout.hpp"
 
 namespace edgetap::gpu {
 
@@ -60,6 +62,9 @@ struct CudaStreamingSession<T>::Impl {
         timer(stream) {
     check_model_fits(c);
     if (initial_capacity <= 0) throw std::invalid_argument("the initial track capacity must be positive");
+    if constexpr (std::is_same_v<T, __half>) {
+      if (fused.products) tiles.emplace(c, w, blas, cross_blocks, fused.program, fused.cross_attention);
+    }
     clock_dev.resize(1, stream);
     clock_host.resize(1);
     *clock_host.data() = k::FrameClock{};
@@ -69,9 +74,7 @@ struct CudaStreamingSession<T>::Impl {
   // Sizes of one slot's state and of the step's rows.
   std::size_t set_stride() const { return static_cast<std::size_t>(c.levels()) * c.query_cells() * c.feat_dim; }
   std::size_t desc_stride() const { return set_stride() * c.descriptor_sets(); }
-  std::size_t layer_stride() const { return static_cast<std::size_t>(c.heads) * (c.window + 1) * c.head_dim(); }
-  std::size_t cache_stride() const { return static_cast<std::size_t>(c.iters) * c.blocks * layer_stride(); }
-  std::size_t layer_offset(int it, int b) const { return (static_cast<std::size_t>(it) * c.blocks + b) * layer_stride(); }
+  std::size_t cache_stride() const { return cache_slot_stride(c); }
 
   // Makes room for `cap` tracks: the per-slot state keeps its contents, the
   // per-row work buffers are only sized. The captured graph, which holds the
@@ -142,8 +145,8 @@ struct CudaStreamingSession<T>::Impl {
       linear(w.inp, token.data(), S, x.data(), true);  // x = h + inp(token)
       const float* pending = w.inp.bias.data();
       timer.begin(Stage::transformer);
-      if (fused.program && !query_step) {
-        run_program(it, S, pending);  // the blocks, the cross-track layers and the head's product
+      if (tiles) {
+        enqueue_tiles(it, S, query_step, pending);
       } else {
         for (int b = 0; b < c.blocks; ++b) {
           pending = block(b, it, S, query_step, pending);
@@ -167,52 +170,17 @@ struct CudaStreamingSession<T>::Impl {
     timer.end();
   }
 
-  // Iteration it's blocks, cross-track layers and head product on a tracking
-  // step, as block_in_tiles, cross_track and normed_linear run them, in one
-  // persistent kernel (a launch per kMaxPhases phases).
-  void run_program(int it, int S, const float* pending) {
+  // Iteration it's blocks, cross-track layers and head product through the tile products.
+  void enqueue_tiles(int it, int S, bool query_step, const float* pending) {
     if constexpr (std::is_same_v<T, __half>) {
-      k::TrackerProgram p{};
-      p.rows = S;
-      p.width = c.width;
-      p.heads = c.heads;
-      p.caches = {slots_dev.data(), c.window,          keys.data(),       values.data(),
-                  cache_stride(),   w.rel_bias.data(), query_frame.data(), clock_dev.data()};
-      auto add = [&](const k::Phase& phase) {
-        if (p.count == k::kMaxPhases) {
-          k::run_tracker_program(p, stream);
-          p.count = 0;
-        }
-        p.phases[p.count++] = phase;
-      };
-      auto added_to_x = [&](const DeviceLinear<T>& l, const float* owed) {
-        return k::ProductOut{.bias = l.bias.data(), .out = x.data(), .add = true, .residual_bias = owed};
-      };
-      for (int b = 0; b < c.blocks; ++b) {
-        const DeviceBlock<T>& bw = w.blocks[static_cast<std::size_t>(b)];
-        add(k::normed_product_phase(x.data(), pending, c.width, bw.ln1.gamma.data(), bw.ln1.beta.data(),
-                                    bw.qkv.weight.data(), bw.qkv.out, {.out = qkv.data()}));
-        add(k::attend_phase(qkv.data(), bw.qkv.bias.data(), layer_offset(it, b), attended.data()));
-        add(k::half_product_phase(attended.data(), bw.proj.in, bw.proj.weight.data(), bw.proj.out,
-                                  added_to_x(bw.proj, pending)));
-        pending = nullptr;
-        add(k::normed_product_phase(x.data(), nullptr, c.width, bw.ln2.gamma.data(), bw.ln2.beta.data(),
-                                    bw.fc1.weight.data(), bw.fc1.out,
-                                    {.bias = bw.fc1.bias.data(), .gelu = true, .out_half = hidden.data()}));
-        add(k::half_product_phase(hidden.data(), bw.fc2.in, bw.fc2.weight.data(), bw.fc2.out,
-                                  added_to_x(bw.fc2, nullptr)));
-        if (const int xi = c.cross_layer(b); xi >= 0) {
-          const DeviceCrossTrack<T>& cw = w.cross[static_cast<std::size_t>(xi)];
-          add(k::normed_product_phase(x.data(), nullptr, c.width, cw.ln.gamma.data(), cw.ln.beta.data(),
-                                      cw.qkv.weight.data(), cw.qkv.out, {.out = qkv.data()}));
-          add(k::cross_phase(qkv.data(), cw.qkv.bias.data(), attended.data()));
-          add(k::half_product_phase(attended.data(), cw.proj.in, cw.proj.weight.data(), cw.proj.out,
-                                    added_to_x(cw.proj, nullptr)));
-        }
-      }
-      add(k::normed_product_phase(x.data(), pending, c.width, w.ln_out.gamma.data(), w.ln_out.beta.data(),
-                                  w.head.weight.data(), w.head.out, {.out = head_acc.data()}));
-      k::run_tracker_program(p, stream);
+      const TileLayerBuffers buffers{x.data(),
+                                     qkv.data(),
+                                     head_acc.data(),
+                                     attended.data(),
+                                     hidden.data(),
+                                     {slots_dev.data(), c.window, keys.data(), values.data(), cache_stride(),
+                                      w.rel_bias.data(), query_frame.data(), clock_dev.data()}};
+      tiles->enqueue(buffers, it, S, query_step, pending, stream);
     }
   }
 
@@ -233,30 +201,20 @@ struct CudaStreamingSession<T>::Impl {
     blas.gemm_nt<T>(rows, l.out, l.in, in, l.in, l.weight.data(), l.in, out, l.out, accumulate);
   }
 
-  // x += pending (written back), then out (float) = LayerNorm(x) * W^T. With
-  // nothing pending the tile products take it in one kernel.
+  // x += pending (written back), then out (float) = LayerNorm(x) * W^T.
   void normed_linear(const float* pending, const DeviceLayerNorm& ln, const DeviceLinear<T>& l, int S, float* out) {
-    if constexpr (std::is_same_v<T, __half>) {
-      if (fused.products && pending == nullptr) {
-        k::normed_product(x.data(), nullptr, S, c.width, ln.gamma.data(), ln.beta.data(), l.weight.data(), l.out,
-                          {.out = out}, stream);
-        return;
-      }
-    }
     k::layer_norm_rows(x.data(), pending, S, c.width, ln.gamma.data(), ln.beta.data(), normed.data(), stream);
     linear(l, normed.data(), S, out);
   }
 
   // x += transformer block b, given x's pending bias; returns the new one
-  // (fc2's; none with the tile products, which add each bias where they write).
-  // The qkv bias is added by the attention that reads it.
+  // (fc2's). The qkv and fc1 biases are added by the kernels that read them.
   const float* block(int b, int it, int S, bool query_step, const float* pending) {
     const DeviceBlock<T>& bw = w.blocks[static_cast<std::size_t>(b)];
-    if constexpr (std::is_same_v<T, __half>) {
-      if (fused.products) return block_in_tiles(bw, b, it, S, query_step, pending);
-    }
     normed_linear(pending, bw.ln1, bw.qkv, S, qkv.data());
-    attend_in_window(bw, b, it, S, query_step);
+    k::attend_cached(qkv.data(), bw.qkv.bias.data(), slots_dev.data(), S, c.heads, c.head_dim(), c.window, query_step,
+                     keys.data(), values.data(), cache_stride(), cache_layer_offset(c, it, b), w.rel_bias.data(),
+                     query_frame.data(), clock_dev.data(), attended.data(), stream);
     linear(bw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
     k::layer_norm_rows(x.data(), bw.proj.bias.data(), S, c.width, bw.ln2.gamma.data(), bw.ln2.beta.data(),
                        normed.data(), stream);
@@ -266,59 +224,15 @@ struct CudaStreamingSession<T>::Impl {
     return bw.fc2.bias.data();
   }
 
-  // The block in five kernels: LayerNorm + qkv, the attention, the projection
-  // added to x with its bias and the one pending, LayerNorm + fc1 + its bias +
-  // GELU into hidden, fc2 added to x with its bias.
-  const float* block_in_tiles(const DeviceBlock<T>& bw, int b, int it, int S, bool query_step, const float* pending) {
-    if constexpr (std::is_same_v<T, __half>) {
-      k::normed_product(x.data(), pending, S, c.width, bw.ln1.gamma.data(), bw.ln1.beta.data(), bw.qkv.weight.data(),
-                        bw.qkv.out, {.out = qkv.data()}, stream);
-      attend_in_window(bw, b, it, S, query_step);
-      add_product(bw.proj, attended.data(), S, pending);
-      k::normed_product(x.data(), nullptr, S, c.width, bw.ln2.gamma.data(), bw.ln2.beta.data(), bw.fc1.weight.data(),
-                        bw.fc1.out, {.bias = bw.fc1.bias.data(), .gelu = true, .out_half = hidden.data()}, stream);
-      add_product(bw.fc2, hidden.data(), S, nullptr);
-    }
-    return nullptr;
-  }
-
-  // x += in * W^T + its bias + `pending` (the bias x still owed), in one tile product.
-  void add_product(const DeviceLinear<T>& l, const T* in, int S, const float* pending) {
-    if constexpr (std::is_same_v<T, __half>) {
-      k::half_product(in, S, l.in, l.weight.data(), l.out,
-                      {.bias = l.bias.data(), .out = x.data(), .add = true, .residual_bias = pending}, stream);
-    }
-  }
-
-  // attended = each row's attention over its track's window, from qkv + block b's qkv bias.
-  void attend_in_window(const DeviceBlock<T>& bw, int b, int it, int S, bool query_step) {
-    k::attend_cached(qkv.data(), bw.qkv.bias.data(), slots_dev.data(), S, c.heads, c.head_dim(), c.window, query_step,
-                     keys.data(), values.data(), cache_stride(), layer_offset(it, b), w.rel_bias.data(),
-                     query_frame.data(), clock_dev.data(), attended.data(), stream);
-  }
-
   // x += the cross-track layer (engine::StreamingSession::cross_track): every
   // stepped track attends to all of them; on the query step only to itself.
-  // Takes x's pending bias; returns the new one (the projection's; none with
-  // the tile products, where the projection adds its bias and the pending one).
+  // Takes x's pending bias; returns the new one (the projection's).
   const float* cross_track(const DeviceCrossTrack<T>& cw, int S, bool query_step, const float* pending) {
-    const bool tiles = fused.products;
-    if (tiles) {
-      if constexpr (std::is_same_v<T, __half>) {
-        k::normed_product(x.data(), pending, S, c.width, cw.ln.gamma.data(), cw.ln.beta.data(), cw.qkv.weight.data(),
-                          cw.qkv.out, {.out = qkv.data()}, stream);
-      }
-    } else {
-      normed_linear(pending, cw.ln, cw.qkv, S, qkv.data());
-    }
+    normed_linear(pending, cw.ln, cw.qkv, S, qkv.data());
     if (query_step) {
       k::take_values(qkv.data(), cw.qkv.bias.data(), S, c.width, attended.data(), stream);
     } else {
       attend_across(cw.qkv.bias.data(), S);
-    }
-    if (tiles) {
-      add_product(cw.proj, attended.data(), S, pending);
-      return nullptr;
     }
     linear(cw.proj, attended.data(), S, x.data(), true);  // x += proj(o), its bias pending
     return cw.proj.bias.data();
@@ -539,6 +453,7 @@ struct CudaStreamingSession<T>::Impl {
   DeviceBuffer<T> corr, hidden, token, normed, attended;
   DeviceBuffer<float> acc, x, qkv, head_acc;  // x: the residual stream and hidden state
   CrossTrackBlocks<T> cross_blocks;  // the cross-track attention through cuBLAS, where it runs
+  std::optional<TileLayers> tiles;   // FP16's layers after inp through the tile products, where they run
   DeviceBuffer<k::FrameClock> clock_dev;
   DeviceBuffer<std::uint8_t> rgb_dev;
   // Host side.

@@ -59,11 +59,12 @@ inline FusedKernels fused_kernels_enabled() {
 }
 
 // Whether the tile products take every product of the tracker's blocks,
-// cross-track layers and head.
+// cross-track layers and head (at least one block: its projection takes the
+// bias inp leaves pending).
 inline bool tile_products_take(const engine::ModelConfig& c) {
   namespace k = kernels::cuda;
   const int hidden = c.mlp_ratio * c.width;
-  return k::normed_product_takes(c.width, 3 * c.width) && k::normed_product_takes(c.width, hidden) &&
+  return c.blocks > 0 && k::normed_product_takes(c.width, 3 * c.width) && k::normed_product_takes(c.width, hidden) &&
          k::normed_product_takes(c.width, 4) && k::half_product_takes(c.width, c.width) &&
          k::half_product_takes(hidden, c.width);
 }
@@ -75,9 +76,8 @@ FusedKernels fused_kernels_for(const engine::ModelConfig& c) {
   const FusedKernels on = fused_kernels_enabled();
   const bool cross = on.cross_attention && kernels::cuda::cross_attention_takes(c.head_dim());
   const bool products = on.products && tile_products_take(c);
-  // The program runs the tile products and, where the model has cross-track layers, the flash-style
-  // attention; the first block's projection takes the bias inp leaves pending.
-  const bool program = on.program && products && (cross || c.cross_after.empty()) && c.blocks > 0 &&
+  // The program runs the tile products and, where the model has cross-track layers, the flash-style attention.
+  const bool program = on.program && products && (cross || c.cross_after.empty()) &&
                        kernels::cuda::tracker_program_takes(c.width, c.mlp_ratio * c.width, c.head_dim());
   return {cross, products, program};
 }
