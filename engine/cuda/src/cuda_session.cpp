@@ -170,7 +170,8 @@ struct CudaStreamingSession<T>::Impl {
     timer.end();
   }
 
-  // Iteration it's blocks, cross-track layers and head product through the tile products.
+  // Iteration it's blocks, cross-track layers and head product through the tile products (a
+  // profile counts the head's product in the transformer stage).
   void enqueue_tiles(int it, int S, bool query_step, const float* pending) {
     if constexpr (std::is_same_v<T, __half>) {
       const TileLayerBuffers buffers{x.data(),
